@@ -1,0 +1,84 @@
+"""Embedding models: a plain callable `str -> vector`, or any LangChain `Embeddings`.
+
+`aembed_query` / `aembed_documents` accept either and return validated float lists."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import anyio.to_thread
+
+
+@runtime_checkable
+class EmbeddingsLike(Protocol):
+    """The LangChain `Embeddings` shape (sync methods; async ones are used when present)."""
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+
+Embedding = Callable[[str], Sequence[float]] | EmbeddingsLike
+
+
+def check_vector(vec: Sequence[float], *, what: str = "embedding", dim: int | None = None) -> list[float]:
+    """Return `vec` as a list of floats, or raise ValueError if it is empty, has the wrong
+    dimension, or contains NaN/infinity or only zeros (cosine similarity is undefined there)."""
+    out = [float(x) for x in vec]
+    if not out:
+        raise ValueError(f"{what} is empty")
+    if dim is not None and len(out) != dim:
+        raise ValueError(f"{what} has dimension {len(out)}, expected {dim}")
+    if not all(math.isfinite(x) for x in out):
+        raise ValueError(f"{what} contains NaN or infinity")
+    if not any(out):
+        raise ValueError(f"{what} is a zero vector; cosine similarity is undefined for it")
+    return out
+
+
+def embed_query(embedding: Any, text: str) -> list[float]:
+    """Embed one query text with a callable or a LangChain `Embeddings`."""
+    if isinstance(embedding, EmbeddingsLike):
+        return check_vector(embedding.embed_query(text), what="query embedding")
+    if callable(embedding):
+        return check_vector(embedding(text), what="query embedding")
+    raise TypeError(
+        f"embedding must be a callable str -> vector or a LangChain Embeddings, "
+        f"got {type(embedding).__name__}"
+    )
+
+
+def embed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:
+    """Embed document texts in one batch where the model supports it."""
+    if isinstance(embedding, EmbeddingsLike):
+        vecs = embedding.embed_documents(texts)
+    elif callable(embedding):
+        vecs = [embedding(t) for t in texts]
+    else:
+        raise TypeError(
+            f"embedding must be a callable str -> vector or a LangChain Embeddings, "
+            f"got {type(embedding).__name__}"
+        )
+    if len(vecs) != len(texts):
+        raise ValueError(f"embedding model returned {len(vecs)} vectors for {len(texts)} texts")
+    return [check_vector(v, what=f"embedding of document {i}") for i, v in enumerate(vecs)]
+
+
+async def aembed_query(embedding: Any, text: str) -> list[float]:
+    """Async `embed_query`: uses the model's own `aembed_query` when it has one, else runs the
+    sync call in a worker thread so the event loop is not blocked."""
+    native = getattr(embedding, "aembed_query", None)
+    if native is not None:
+        return check_vector(await native(text), what="query embedding")
+    return await anyio.to_thread.run_sync(embed_query, embedding, text)
+
+
+async def aembed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:
+    """Async `embed_documents`, in a worker thread unless the model is natively async."""
+    native = getattr(embedding, "aembed_documents", None)
+    if native is not None:
+        vecs = await native(texts)
+        return [check_vector(v, what=f"embedding of document {i}") for i, v in enumerate(vecs)]
+    return await anyio.to_thread.run_sync(embed_documents, embedding, texts)
