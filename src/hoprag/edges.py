@@ -1,22 +1,60 @@
-"""Edge types: what a document links to, and what links to it.
-
-Spec parsing and edge functions are added below the types (engine issue)."""
+"""Edge types (what a document links to, and what links to it), edge specs and edge functions."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hoprag.documents import Document
+
+
+class FrozenDict(Mapping[str, Any]):
+    """An immutable, hashable dict, used for dict-valued edge values."""
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = {str(k): _freeze(v) for k, v in data.items()}
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._data) == dict(other)
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({self._data!r})"
+
 
 def _freeze(value: Any) -> Any:
-    """Make a metadata value hashable: dicts become sorted tuples of pairs, lists tuples."""
+    """Make a metadata value hashable: dicts become FrozenDicts, lists tuples."""
+    if isinstance(value, FrozenDict):
+        return value
     if isinstance(value, Mapping):
-        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+        return FrozenDict(value)
     if isinstance(value, list | tuple):
         return tuple(_freeze(v) for v in value)
     return value
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    return str(obj)
 
 
 class Edge:
@@ -43,7 +81,7 @@ class MetadataEdge(Edge):
 
     def describe(self) -> str:
         """Short human form, e.g. `keywords=burrowing`."""
-        v = self.value if isinstance(self.value, str) else json.dumps(self.value, default=str)
+        v = self.value if isinstance(self.value, str) else json.dumps(self.value, default=_json_default)
         return f"{self.incoming_field}={v}"
 
 
@@ -65,3 +103,134 @@ class Edges:
 
     incoming: frozenset[Edge]
     outgoing: frozenset[Edge]
+
+
+# --- Edge specs and edge functions -------------------------------------------------------------
+
+ID_FIELD = "$id"
+"""The magic field name that stands for the document id on either side of an edge spec."""
+
+_MISSING = object()
+_SCALARS = (str, bool, int, float)
+
+
+class Id:
+    """Stands for the document id in an edge spec, like the string `"$id"`."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Id)
+
+    def __hash__(self) -> int:
+        return hash(ID_FIELD)
+
+    def __repr__(self) -> str:
+        return "Id()"
+
+
+EdgeSpec = tuple["str | Id", "str | Id"]
+"""`(source, target)`: a document whose field `source` has value v links to documents whose
+field `target` has value v. Either side may be `"$id"` / `Id()` for the document id."""
+
+EdgeFunction = Callable[[Document], Edges]
+"""Any function from a document to its incoming and outgoing edges; must be deterministic."""
+
+
+def _check_side(spec: Any, side: Any, name: str) -> str:
+    if isinstance(side, Id):
+        return ID_FIELD
+    if not isinstance(side, str):
+        raise TypeError(
+            f"Edge spec {spec!r}: {name} must be a field name (str) or Id(), "
+            f"got {type(side).__name__}"
+        )
+    if not side or side.startswith(".") or side.endswith(".") or ".." in side:
+        raise ValueError(f"Edge spec {spec!r}: {name} {side!r} is not a valid field name")
+    if side.startswith("$") and side != ID_FIELD:
+        raise ValueError(
+            f"Edge spec {spec!r}: {name} {side!r} is not a field name; only '$id' may start with '$'"
+        )
+    return side
+
+
+def nested_get(metadata: Mapping[str, Any], field: str) -> Any:
+    """The value at dotted `field` inside `metadata`, or `MISSING` when any part is absent."""
+    value: Any = metadata
+    for part in field.split("."):
+        if not isinstance(value, Mapping):
+            return _MISSING
+        value = value.get(part, _MISSING)
+        if value is _MISSING:
+            return _MISSING
+    return value
+
+
+MISSING = _MISSING
+"""Sentinel returned by `nested_get` for an absent field."""
+
+
+class MetadataEdgeFunction:
+    """Edges from metadata by a list of `(source, target)` specs (graph-retriever 0.8's
+    spelling): list values explode into one edge per element, dotted names reach into nested
+    dicts, and `"$id"` / `Id()` stands for the document id."""
+
+    __slots__ = ("specs",)
+
+    def __init__(self, specs: Iterable[EdgeSpec]) -> None:
+        if isinstance(specs, str | bytes) or not isinstance(specs, Iterable):
+            raise TypeError(
+                f"edges must be a list of (source, target) specs or a callable, got {specs!r}"
+            )
+        parsed: list[tuple[str, str]] = []
+        for spec in specs:
+            if not isinstance(spec, tuple | list) or len(spec) != 2:
+                raise ValueError(
+                    f"Edge spec {spec!r} must be a pair (source, target), e.g. ('keywords', 'keywords')"
+                )
+            parsed.append((_check_side(spec, spec[0], "source"), _check_side(spec, spec[1], "target")))
+        self.specs: tuple[tuple[str, str], ...] = tuple(parsed)
+
+    def __repr__(self) -> str:
+        return f"MetadataEdgeFunction({list(self.specs)!r})"
+
+    @staticmethod
+    def _values(doc: Document, field: str) -> list[Any]:
+        if field == ID_FIELD:
+            return [doc.id]
+        value = nested_get(doc.metadata, field)
+        if value is _MISSING or value is None:
+            return []
+        if isinstance(value, _SCALARS):
+            return [value]
+        if isinstance(value, list | tuple | set | frozenset):
+            return [v for v in value if isinstance(v, _SCALARS)]
+        return []
+
+    @staticmethod
+    def _edge(target: str, value: Any) -> Edge:
+        if target == ID_FIELD:
+            return IdEdge(str(value))
+        return MetadataEdge(target, value)
+
+    def __call__(self, doc: Document) -> Edges:
+        """The document's incoming edges (its target-field values) and outgoing edges (its
+        source-field values, expressed as the incoming edges they match)."""
+        incoming: set[Edge] = set()
+        outgoing: set[Edge] = set()
+        for source, target in self.specs:
+            for v in self._values(doc, source):
+                outgoing.add(self._edge(target, v))
+            for v in self._values(doc, target):
+                incoming.add(self._edge(target, v))
+        return Edges(frozenset(incoming), frozenset(outgoing))
+
+
+def parse_edges(edges: Iterable[EdgeSpec] | EdgeFunction | MetadataEdgeFunction) -> EdgeFunction:
+    """Turn `edges` (a list of specs, a `MetadataEdgeFunction` or any callable
+    `Document -> Edges`) into an edge function; raise TypeError/ValueError on malformed input."""
+    if isinstance(edges, MetadataEdgeFunction):
+        return edges
+    if callable(edges):
+        return edges
+    return MetadataEdgeFunction(edges)

@@ -1,0 +1,109 @@
+"""Applies the CQL files in cql/ (the single source of truth for hoprag's schema) and waits
+until the new indexes can answer queries."""
+
+from __future__ import annotations
+
+import re
+import time
+from importlib import resources
+from string import Template
+from typing import Any
+
+from hoprag.errors import InvalidInputError, StoreError
+from hoprag.stores.cassandra.names import check_name
+
+MAX_DIMENSION = 8192  # SAI's default vector term limit (32 KiB of float32)
+
+
+def cql_text(name: str) -> str:
+    """The text of one of the packaged CQL files (`keyspace.cql`, `documents.cql`)."""
+    return resources.files("hoprag.stores.cassandra").joinpath("cql", name).read_text()
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a CQL file into statements, dropping `--` comment lines."""
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def replication_map(replication_factor: int = 1, datacenter: str | None = None) -> str:
+    """A CQL replication map: SimpleStrategy, or NetworkTopologyStrategy for a named DC."""
+    if not isinstance(replication_factor, int) or not 1 <= replication_factor <= 10:
+        raise InvalidInputError(f"replication_factor must be 1..10, got {replication_factor!r}")
+    if datacenter is None:
+        return f"{{'class': 'SimpleStrategy', 'replication_factor': {replication_factor}}}"
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", datacenter):
+        raise InvalidInputError(f"datacenter {datacenter!r} is not a plain name")
+    return f"{{'class': 'NetworkTopologyStrategy', '{datacenter}': {replication_factor}}}"
+
+
+def keyspace_statements(keyspace: str, replication: str) -> list[str]:
+    """The statements that create the keyspace when it is missing."""
+    ks = check_name(keyspace, what="keyspace")
+    return [
+        Template(s).substitute(keyspace=ks, replication=replication)
+        for s in split_statements(cql_text("keyspace.cql"))
+    ]
+
+
+def table_statements(keyspace: str, table: str, dimension: int) -> list[str]:
+    """The statements that create the documents table and its indexes when missing."""
+    ks = check_name(keyspace, what="keyspace")
+    tb = check_name(table, what="table")
+    if not isinstance(dimension, int) or isinstance(dimension, bool) or not (
+        1 <= dimension <= MAX_DIMENSION
+    ):
+        raise InvalidInputError(
+            f"embedding dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}"
+        )
+    return [
+        Template(s).substitute(keyspace=ks, table=tb, dimension=dimension)
+        for s in split_statements(cql_text("documents.cql"))
+    ]
+
+
+def index_names(table: str) -> list[str]:
+    """Names of the SAI indexes `documents.cql` creates for `table`."""
+    tb = check_name(table, what="table")
+    return [f"{tb}_embedding_idx", f"{tb}_tokens_idx"]
+
+
+def wait_queryable(session: Any, keyspace: str, indexes: list[str], timeout: float = 120) -> None:
+    """Block until every named SAI index of `keyspace` reports `is_queryable`."""
+    ks = check_name(keyspace, what="keyspace")
+    deadline = time.monotonic() + timeout
+    pending = set(indexes)
+    while pending:
+        rows = session.execute(
+            "SELECT index_name, is_queryable FROM system_views.sai_column_indexes "
+            "WHERE keyspace_name = %s",
+            (ks,),
+        )
+        pending = set(indexes) - {r.index_name for r in rows if r.is_queryable}
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise StoreError(
+                f"SAI indexes {sorted(pending)} of keyspace {ks!r} were not queryable after "
+                f"{timeout:.0f}s"
+            )
+        time.sleep(0.2)
+
+
+def apply_schema(
+    session: Any,
+    keyspace: str,
+    table: str,
+    dimension: int,
+    *,
+    replication: str | None = None,
+    create_keyspace: bool = True,
+) -> None:
+    """Create keyspace (optionally), table and indexes if missing, then wait until the indexes
+    answer. Blocking: call it from a worker thread in async code."""
+    if create_keyspace:
+        for stmt in keyspace_statements(keyspace, replication or replication_map()):
+            session.execute(stmt)
+    for stmt in table_statements(keyspace, table, dimension):
+        session.execute(stmt)
+    wait_queryable(session, keyspace, index_names(table))

@@ -1,0 +1,79 @@
+"""Opening a driver session the way hoprag wants it: protocol v5, token-aware routing with the
+local data centre named, contact points from an argument or HOPRAG_CASSANDRA."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from hoprag.errors import InvalidInputError, StoreUnavailableError
+
+DEFAULT_PORT = 9042
+
+
+def parse_contact_points(value: str | Sequence[str]) -> list[tuple[str, int]]:
+    """Parse `host[:port],host[:port]` (or a sequence of such strings) into (host, port) pairs."""
+    parts = value.split(",") if isinstance(value, str) else list(value)
+    points: list[tuple[str, int]] = []
+    for raw in parts:
+        part = raw.strip()
+        if not part:
+            continue
+        host, _, port = part.rpartition(":") if part.count(":") == 1 else (part, "", "")
+        if not host:
+            host, port = part, ""
+        if port and not port.isdigit():
+            raise InvalidInputError(f"contact point {part!r} has a bad port; expected host[:port]")
+        points.append((host, int(port) if port else DEFAULT_PORT))
+    if not points:
+        raise InvalidInputError(f"no contact point in {value!r}; expected host[:port],...")
+    return points
+
+
+def contact_points_from_env() -> list[tuple[str, int]] | None:
+    """Contact points from HOPRAG_CASSANDRA, or None when it is unset."""
+    value = os.environ.get("HOPRAG_CASSANDRA")
+    return parse_contact_points(value) if value else None
+
+
+def connect(
+    contact_points: str | Sequence[str] | None = None,
+    *,
+    local_dc: str = "datacenter1",
+    keyspace: str | None = None,
+    connect_timeout: float = 10.0,
+    request_timeout: float = 30.0,
+) -> Any:
+    """Open a session (blocking). Contact points default to HOPRAG_CASSANDRA, then 127.0.0.1.
+    Nodes that use different ports are not supported by the driver: all must share one port."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
+    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+    if contact_points is None:
+        points = contact_points_from_env() or [("127.0.0.1", DEFAULT_PORT)]
+    else:
+        points = parse_contact_points(contact_points)
+    ports = {p for _, p in points}
+    if len(ports) != 1:
+        raise InvalidInputError(f"all contact points must use one port, got {sorted(ports)}")
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=local_dc)),
+        request_timeout=request_timeout,
+    )
+    cluster = Cluster(
+        [h for h, _ in points],
+        port=ports.pop(),
+        protocol_version=5,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        connect_timeout=connect_timeout,
+    )
+    try:
+        return cluster.connect(keyspace)
+    except NoHostAvailable as exc:
+        cluster.shutdown()
+        where = ", ".join(f"{h}:{p}" for h, p in points)
+        raise StoreUnavailableError(
+            f"no Cassandra node answered at {where} ({exc}); start one with "
+            "`scripts/cassandra up` or set HOPRAG_CASSANDRA"
+        ) from exc

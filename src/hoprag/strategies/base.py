@@ -1,0 +1,151 @@
+"""The Strategy base: validated parameters and pure selection logic, with per-run state.
+
+A strategy object is immutable configuration. Each traversal calls `strategy.start_run(...)`,
+which returns a fresh `RunState` holding everything that changes during that run; the
+coordinator feeds it newly discovered nodes and reads back what was admitted and what to
+traverse next. Nothing here does I/O."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+from hoprag.documents import Node
+
+DEFAULT_SELECT_K = 5
+
+
+def _check_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 0) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = "an int or None" if allow_none else "an int"
+        raise TypeError(f"{name} must be {kind}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+class Tracker:
+    """Per-run bookkeeping shared by all strategies: the admitted nodes (at most `select_k`),
+    the nodes chosen for the next hop, and the limits `max_depth` and `max_traverse`."""
+
+    def __init__(self, select_k: int, max_depth: int | None, max_traverse: int | None) -> None:
+        self.select_k = select_k
+        self.max_depth = max_depth
+        self.max_traverse = max_traverse
+        self.selected: list[Node] = []
+        self.to_traverse: dict[str, Node] = {}
+        self.traversed_ids: set[str] = set()
+
+    @property
+    def remaining(self) -> int:
+        """How many more nodes may be admitted."""
+        return max(self.select_k - len(self.selected), 0)
+
+    def select(self, nodes: Iterable[Node]) -> int:
+        """Admit nodes (in order) while fewer than `select_k` are admitted; return how many
+        were admitted. Admitted nodes get `_depth`, `_similarity_score` and `_path`."""
+        count = 0
+        for node in nodes:
+            if len(self.selected) >= self.select_k:
+                break
+            node.extra_metadata["_depth"] = int(node.depth)
+            node.extra_metadata["_similarity_score"] = float(node.similarity_score)
+            node.extra_metadata["_path"] = list(node.path.nodes)
+            self.selected.append(node)
+            count += 1
+        return count
+
+    def can_traverse(self, node: Node) -> bool:
+        """Whether the node's outgoing edges may still be followed."""
+        if node.id in self.traversed_ids:
+            return False
+        if self.max_depth is not None and node.depth >= self.max_depth:
+            return False
+        return self.max_traverse is None or len(self.traversed_ids) < self.max_traverse
+
+    def traverse(self, nodes: Iterable[Node]) -> int:
+        """Mark nodes for the next hop (skipping visited ones, those at `max_depth` and any
+        beyond `max_traverse`); return how many were added."""
+        count = 0
+        for node in nodes:
+            if self.can_traverse(node):
+                self.traversed_ids.add(node.id)
+                self.to_traverse[node.id] = node
+                count += 1
+        return count
+
+    def select_and_traverse(self, nodes: Sequence[Node]) -> int:
+        """`select` then `traverse` the same nodes; return how many will be traversed."""
+        self.select(nodes)
+        return self.traverse(nodes)
+
+    @property
+    def done(self) -> bool:
+        """True when `select_k` nodes are admitted or nothing is left to traverse."""
+        return self.remaining == 0 or not self.to_traverse
+
+    def pop_to_traverse(self) -> list[Node]:
+        """The nodes to expand in the next hop, in the order they were chosen; clears them."""
+        nodes = list(self.to_traverse.values())
+        self.to_traverse.clear()
+        return nodes
+
+
+class RunState(ABC):
+    """Mutable state of one traversal run for one strategy."""
+
+    def __init__(self, strategy: Strategy, query_embedding: Sequence[float] | None) -> None:
+        self.strategy = strategy
+        self.query_embedding = query_embedding
+        self.tracker = Tracker(strategy.select_k, strategy.max_depth, strategy.max_traverse)
+
+    @abstractmethod
+    def iterate(self, nodes: Sequence[Node]) -> None:
+        """Take the newly discovered nodes of a hop (possibly none) and admit / choose nodes to
+        traverse through `self.tracker`."""
+
+    def finalize(self, selected: Sequence[Node]) -> list[Node]:
+        """The admitted nodes in the order `atraverse` returns them (default: admission order)."""
+        return list(selected)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Strategy(ABC):
+    """How a traversal chooses nodes. Parameters keep graph-retriever 0.8's names: `select_k`
+    nodes are returned; `start_k` come from the vector search (plus any initial roots);
+    `adjacent_k` is the most documents fetched per hop; `max_depth` bounds the hops from a
+    start node and `max_traverse` the number of nodes whose edges are followed (None: no
+    limit). Instances are immutable and reusable; run state lives in `start_run`'s result."""
+
+    needs_embeddings: ClassVar[bool] = False
+    """Whether the strategy needs document embeddings (stores may skip reading them if not)."""
+
+    select_k: int = DEFAULT_SELECT_K
+    start_k: int = 4
+    adjacent_k: int = 10
+    max_depth: int | None = None
+    max_traverse: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_int("select_k", self.select_k)
+        _check_int("start_k", self.start_k)
+        _check_int("adjacent_k", self.adjacent_k)
+        _check_int("max_depth", self.max_depth, allow_none=True)
+        _check_int("max_traverse", self.max_traverse, allow_none=True)
+
+    @abstractmethod
+    def start_run(self, query_embedding: Sequence[float] | None) -> RunState:
+        """A fresh per-call state for one traversal."""
+
+
+def check_unit_interval(name: str, value: Any) -> float:
+    """Return `value` as a float, or raise if it is not a number in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
+    if not (0.0 <= float(value) <= 1.0) or math.isnan(value):
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+    return float(value)
