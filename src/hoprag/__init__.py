@@ -2,11 +2,52 @@
 
 A query is embedded, a vector search finds start documents, and the traversal follows edges
 defined by the documents' metadata hop by hop, streaming each admitted node with its depth,
-score and path."""
+score and path. `atraverse` / `astream` / `traverse` run a traversal over any `Store`
+(`hoprag.stores.MemoryStore`, `hoprag.stores.CassandraStore`) with a `Strategy`
+(`Eager`, `Mmr`, `Scored`)."""
 
 from hoprag.documents import Document, Node, Path
-from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge
+from hoprag.edges import (
+    Edge,
+    EdgeFunction,
+    Edges,
+    EdgeSpec,
+    Id,
+    IdEdge,
+    MetadataEdge,
+    MetadataEdgeFunction,
+    parse_edges,
+)
+from hoprag.stats import HopStats, TraversalResult, TraversalStats
+from hoprag.strategies import Eager, Mmr, RunState, Scored, Strategy
+from hoprag.traversal import TraversalStream, astream, atraverse, traverse
 
 __version__ = "0.1.0"
 
-__all__ = ["Document", "Edge", "Edges", "IdEdge", "MetadataEdge", "Node", "Path", "__version__"]
+__all__ = [
+    "Document",
+    "Eager",
+    "Edge",
+    "EdgeFunction",
+    "EdgeSpec",
+    "Edges",
+    "HopStats",
+    "Id",
+    "IdEdge",
+    "MetadataEdge",
+    "MetadataEdgeFunction",
+    "Mmr",
+    "Node",
+    "Path",
+    "RunState",
+    "Scored",
+    "Strategy",
+    "TraversalResult",
+    "TraversalStats",
+    "TraversalStream",
+    "__version__",
+    "astream",
+    "atraverse",
+    "parse_edges",
+    "traverse",
+]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +73,9 @@ class MetadataEdge(Edge):
 
     def __post_init__(self) -> None:
         if not isinstance(self.incoming_field, str) or not self.incoming_field:
-            raise ValueError(f"MetadataEdge field must be a non-empty string, got {self.incoming_field!r}")
+            raise ValueError(
+                f"MetadataEdge field must be a non-empty string, got {self.incoming_field!r}"
+            )
         object.__setattr__(self, "value", _freeze(self.value))
 
     def __repr__(self) -> str:
@@ -81,7 +83,11 @@ class MetadataEdge(Edge):
 
     def describe(self) -> str:
         """Short human form, e.g. `keywords=burrowing`."""
-        v = self.value if isinstance(self.value, str) else json.dumps(self.value, default=_json_default)
+        v = (
+            self.value
+            if isinstance(self.value, str)
+            else json.dumps(self.value, default=_json_default)
+        )
         return f"{self.incoming_field}={v}"
 
 
@@ -149,7 +155,8 @@ def _check_side(spec: Any, side: Any, name: str) -> str:
         raise ValueError(f"Edge spec {spec!r}: {name} {side!r} is not a valid field name")
     if side.startswith("$") and side != ID_FIELD:
         raise ValueError(
-            f"Edge spec {spec!r}: {name} {side!r} is not a field name; only '$id' may start with '$'"
+            f"Edge spec {spec!r}: {name} {side!r} is not a field name; "
+            "only '$id' may start with '$'"
         )
     return side
 
@@ -186,9 +193,12 @@ class MetadataEdgeFunction:
         for spec in specs:
             if not isinstance(spec, tuple | list) or len(spec) != 2:
                 raise ValueError(
-                    f"Edge spec {spec!r} must be a pair (source, target), e.g. ('keywords', 'keywords')"
+                    f"Edge spec {spec!r} must be a pair (source, target), "
+                    "e.g. ('keywords', 'keywords')"
                 )
-            parsed.append((_check_side(spec, spec[0], "source"), _check_side(spec, spec[1], "target")))
+            parsed.append(
+                (_check_side(spec, spec[0], "source"), _check_side(spec, spec[1], "target"))
+            )
         self.specs: tuple[tuple[str, str], ...] = tuple(parsed)
 
     def __repr__(self) -> str:

@@ -23,7 +23,9 @@ class EmbeddingsLike(Protocol):
 Embedding = Callable[[str], Sequence[float]] | EmbeddingsLike
 
 
-def check_vector(vec: Sequence[float], *, what: str = "embedding", dim: int | None = None) -> list[float]:
+def check_vector(
+    vec: Sequence[float], *, what: str = "embedding", dim: int | None = None
+) -> list[float]:
     """Return `vec` as a list of floats, or raise ValueError if it is empty, has the wrong
     dimension, or contains NaN/infinity or only zeros (cosine similarity is undefined there)."""
     out = [float(x) for x in vec]

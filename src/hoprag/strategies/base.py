@@ -108,10 +108,6 @@ class RunState(ABC):
         """Take the newly discovered nodes of a hop (possibly none) and admit / choose nodes to
         traverse through `self.tracker`."""
 
-    def finalize(self, selected: Sequence[Node]) -> list[Node]:
-        """The admitted nodes in the order `atraverse` returns them (default: admission order)."""
-        return list(selected)
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Strategy(ABC):
@@ -136,6 +132,11 @@ class Strategy(ABC):
         _check_int("adjacent_k", self.adjacent_k)
         _check_int("max_depth", self.max_depth, allow_none=True)
         _check_int("max_traverse", self.max_traverse, allow_none=True)
+
+    def finalize(self, selected: Sequence[Node]) -> list[Node]:
+        """The admitted nodes in the order `atraverse` returns them (default: admission
+        order). A pure function of the nodes and their `extra_metadata`."""
+        return list(selected)
 
     @abstractmethod
     def start_run(self, query_embedding: Sequence[float] | None) -> RunState:

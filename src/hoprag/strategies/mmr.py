@@ -106,7 +106,9 @@ class Mmr(Strategy):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "lambda_mult", check_unit_interval("lambda_mult", self.lambda_mult))
+        object.__setattr__(
+            self, "lambda_mult", check_unit_interval("lambda_mult", self.lambda_mult)
+        )
         m = self.min_mmr_score
         if isinstance(m, bool) or not isinstance(m, int | float) or m != m:
             raise TypeError(f"min_mmr_score must be a number, got {m!r}")

@@ -38,9 +38,6 @@ class _ScoredRun(RunState):
             _, _, node = heapq.heappop(self._heap)
             limit -= tracker.select_and_traverse([node])
 
-    def finalize(self, selected: Sequence[Node]) -> list[Node]:
-        return sorted(selected, key=lambda n: n.extra_metadata["_score"], reverse=True)
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Scored(Strategy):
@@ -56,6 +53,10 @@ class Scored(Strategy):
         if not callable(self.scorer):
             raise TypeError(f"scorer must be a callable Node -> float, got {self.scorer!r}")
         _check_int("per_iteration_limit", self.per_iteration_limit, allow_none=True, minimum=1)
+
+    def finalize(self, selected: Sequence[Node]) -> list[Node]:
+        """Admitted nodes by descending `_score` (stable)."""
+        return sorted(selected, key=lambda n: n.extra_metadata["_score"], reverse=True)
 
     def start_run(self, query_embedding: Sequence[float] | None) -> RunState:
         """A fresh per-call state."""

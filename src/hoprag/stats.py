@@ -1,0 +1,86 @@
+"""Traversal statistics: per-hop queries, rows, candidates and time (our EXPLAIN/PROFILE)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hoprag.documents import Node
+
+
+@dataclass(slots=True)
+class HopStats:
+    """One round of store queries. Hop 0 is the start (vector search plus initial roots).
+    `queries` counts store operations by kind (`search`, `get`, `adjacent`); `rows` the hits the
+    store returned; `candidates` the new distinct documents handed to the strategy; `dropped`
+    the rows that were not new (already discovered, duplicates, beyond `adjacent_k`); `kept`
+    the nodes admitted right after this hop; `seconds` the wall time of the hop."""
+
+    depth: int
+    edges: int = 0
+    traversed: int = 0
+    queries: dict[str, int] = field(default_factory=lambda: {"search": 0, "get": 0, "adjacent": 0})
+    rows: int = 0
+    candidates: int = 0
+    dropped: int = 0
+    kept: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class TraversalStats:
+    """Per-hop records of one traversal plus totals; filled in as the traversal runs."""
+
+    hops: list[HopStats] = field(default_factory=list)
+    first_node_seconds: float | None = None
+    """Time from the start of the traversal to the first admitted node."""
+    seconds: float = 0.0
+    """Total wall time of the traversal so far."""
+
+    @property
+    def total_queries(self) -> int:
+        """All store operations issued."""
+        return sum(sum(h.queries.values()) for h in self.hops)
+
+    @property
+    def queries_by_kind(self) -> dict[str, int]:
+        """Store operations issued, by kind."""
+        out: dict[str, int] = {"search": 0, "get": 0, "adjacent": 0}
+        for h in self.hops:
+            for kind, n in h.queries.items():
+                out[kind] = out.get(kind, 0) + n
+        return out
+
+    @property
+    def total_rows(self) -> int:
+        """All hits returned by the store."""
+        return sum(h.rows for h in self.hops)
+
+    @property
+    def total_candidates(self) -> int:
+        """All distinct documents handed to the strategy."""
+        return sum(h.candidates for h in self.hops)
+
+    @property
+    def total_kept(self) -> int:
+        """All admitted nodes."""
+        return sum(h.kept for h in self.hops)
+
+    def explain(self) -> str:
+        """A small text table, one line per hop."""
+        lines = ["hop  edges  search get adjacent  rows  cand  kept  seconds"]
+        for h in self.hops:
+            q = h.queries
+            lines.append(
+                f"{h.depth:>3} {h.edges:>6} {q.get('search', 0):>7} {q.get('get', 0):>3} "
+                f"{q.get('adjacent', 0):>8} {h.rows:>5} {h.candidates:>5} {h.kept:>5} "
+                f"{h.seconds:>8.4f}"
+            )
+        return "\n".join(lines)
+
+
+class TraversalResult(list[Node]):
+    """The admitted nodes (a plain `list[Node]`) with the run's `stats`."""
+
+    def __init__(self, nodes: list[Node] | None = None, stats: TraversalStats | None = None):
+        super().__init__(nodes or [])
+        self.stats = stats if stats is not None else TraversalStats()

@@ -1,0 +1,435 @@
+"""The traversal coordinator: one async loop that fans out each hop's store queries
+concurrently, turns hits into nodes with depth and path, and streams what the strategy admits.
+
+`astream` is the implementation; `atraverse` collects it and `traverse` runs `atraverse` on an
+event loop (in a worker thread when called from inside a running loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+from hoprag.documents import Document, Node, Path
+from hoprag.edges import Edge, EdgeFunction, EdgeSpec, IdEdge, MetadataEdge, parse_edges
+from hoprag.embeddings.base import aembed_query, check_vector
+from hoprag.stats import HopStats, TraversalResult, TraversalStats
+from hoprag.stores.base import Filter, Hit
+from hoprag.strategies.base import RunState, Strategy
+
+DEFAULT_MAX_CONCURRENCY = 16
+
+EdgesArg = Iterable[EdgeSpec] | EdgeFunction
+
+
+def _edge_sort_key(edge: Edge) -> tuple[int, str, str]:
+    if isinstance(edge, MetadataEdge):
+        return (0, edge.incoming_field, repr(edge.value))
+    if isinstance(edge, IdEdge):
+        return (1, "", edge.id)
+    return (2, type(edge).__name__, repr(edge))
+
+
+class _Followed:
+    """A followed edge: its depth (1 + the depth of the node it was followed from) and that
+    node's path."""
+
+    __slots__ = ("depth", "order", "source_path")
+
+    def __init__(self, depth: int, source_path: Path, order: int) -> None:
+        self.depth = depth
+        self.source_path = source_path
+        self.order = order
+
+
+class TraversalStream:
+    """An async iterator of admitted nodes with the run's `stats`. Use `async with` or
+    `aclose()` to stop early; any in-flight store queries are cancelled."""
+
+    def __init__(self, gen: AsyncGenerator[Node, None], stats: TraversalStats) -> None:
+        self._gen = gen
+        self.stats = stats
+
+    def __aiter__(self) -> AsyncIterator[Node]:
+        return self
+
+    async def __anext__(self) -> Node:
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the traversal; nothing more is fetched."""
+        await self._gen.aclose()
+
+    async def __aenter__(self) -> TraversalStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class _Run:
+    """The state of one traversal call (never shared between calls)."""
+
+    def __init__(
+        self,
+        *,
+        store: Any,
+        edge_fn: EdgeFunction,
+        state: RunState,
+        strategy: Strategy,
+        filter: Filter | None,
+        query_embedding: list[float],
+        limiter: anyio.CapacityLimiter,
+        stats: TraversalStats,
+    ) -> None:
+        self.store = store
+        self.edge_fn = edge_fn
+        self.state = state
+        self.strategy = strategy
+        self.filter = dict(filter) if filter else None
+        self.qe = query_embedding
+        self.limiter = limiter
+        self.stats = stats
+        self.include = strategy.needs_embeddings
+        self.discovered: set[str] = set()
+        self.followed: dict[Edge, _Followed] = {}
+
+    def _node(self, hit: Hit, path: Path, edges: Any) -> Node:
+        doc: Document = hit.document
+        return Node(
+            id=doc.id,
+            content=doc.content,
+            depth=len(path.nodes) - 1,
+            similarity_score=float(hit.score) if hit.score is not None else float("nan"),
+            embedding=doc.embedding,
+            metadata=doc.metadata,
+            incoming_edges=edges.incoming,
+            outgoing_edges=edges.outgoing,
+            path=path,
+        )
+
+    async def _limited(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        async with self.limiter:
+            return await fn(*args, **kwargs)
+
+    async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
+        results: dict[str, list[Hit]] = {"search": [], "roots": []}
+
+        async def search() -> None:
+            results["search"] = await self._limited(
+                self.store.asearch,
+                self.qe,
+                k=self.strategy.start_k,
+                filter=self.filter,
+                include_embeddings=self.include,
+            )
+
+        async def roots() -> None:
+            results["roots"] = await self._limited(
+                self.store.aget,
+                list(root_ids),
+                filter=self.filter,
+                embedding=self.qe,
+                include_embeddings=self.include,
+            )
+
+        async with anyio.create_task_group() as tg:
+            if self.strategy.start_k > 0:
+                hop.queries["search"] += 1
+                tg.start_soon(search)
+            if root_ids:
+                hop.queries["get"] += 1
+                tg.start_soon(roots)
+        nodes: list[Node] = []
+        for hit in [*results["search"], *results["roots"]]:
+            hop.rows += 1
+            doc = hit.document
+            if doc.id in self.discovered:
+                continue
+            self.discovered.add(doc.id)
+            nodes.append(self._node(hit, Path((doc.id,)), self.edge_fn(doc)))
+        return nodes
+
+    def _new_edges(self, sources: Sequence[Node]) -> list[Edge]:
+        new: dict[Edge, _Followed] = {}
+        for node in sources:
+            for edge in sorted(node.outgoing_edges, key=_edge_sort_key):
+                if edge in self.followed:
+                    continue
+                depth = node.depth + 1
+                seen = new.get(edge)
+                if seen is None or depth < seen.depth:
+                    new[edge] = _Followed(depth, node.path, len(self.followed) + len(new))
+        self.followed.update(new)
+        return list(new)
+
+    async def _fetch(self, edges: list[Edge], hop: HopStats) -> list[tuple[Hit, list[Edge]]]:
+        k = self.strategy.adjacent_k
+        meta = [e for e in edges if isinstance(e, MetadataEdge)]
+        ids = [e for e in edges if isinstance(e, IdEdge)]
+        other = [e for e in edges if not isinstance(e, MetadataEdge | IdEdge)]
+        if other:
+            raise TypeError(f"Unsupported edge type {type(other[0]).__name__}: {other[0]!r}")
+        meta_results: list[list[Hit]] = [[] for _ in meta]
+        id_results: list[Hit] = []
+        if k <= 0:
+            return []
+
+        async def one(i: int) -> None:
+            meta_results[i] = await self._limited(
+                self.store.aadjacent,
+                meta[i],
+                self.qe,
+                k=k,
+                filter=self.filter,
+                include_embeddings=self.include,
+            )
+
+        async def many() -> None:
+            got = await self._limited(
+                self.store.aadjacent_many,
+                meta,
+                self.qe,
+                k=k,
+                filter=self.filter,
+                include_embeddings=self.include,
+            )
+            meta_results[:] = list(got)
+
+        async def get() -> None:
+            nonlocal id_results
+            id_results = await self._limited(
+                self.store.aget,
+                [e.id for e in ids],
+                filter=self.filter,
+                embedding=self.qe,
+                include_embeddings=self.include,
+            )
+
+        batched = getattr(self.store, "aadjacent_many", None) is not None
+        async with anyio.create_task_group() as tg:
+            if meta:
+                hop.queries["adjacent"] += len(meta)
+                if batched:
+                    tg.start_soon(many)
+                else:
+                    for i in range(len(meta)):
+                        tg.start_soon(one, i)
+            if ids:
+                hop.queries["get"] += 1
+                tg.start_soon(get)
+
+        # Merge: one entry per document (all the edges that returned it), best first.
+        merged: dict[str, tuple[Hit, list[Edge]]] = {}
+        for edge, hits in zip(meta, meta_results, strict=True):
+            for hit in hits:
+                hop.rows += 1
+                entry = merged.get(hit.document.id)
+                if entry is None:
+                    merged[hit.document.id] = (hit, [edge])
+                else:
+                    entry[1].append(edge)
+        for hit in id_results:
+            hop.rows += 1
+            id_edge = IdEdge(hit.document.id)
+            entry = merged.get(hit.document.id)
+            if entry is None:
+                merged[hit.document.id] = (hit, [id_edge])
+            else:
+                entry[1].append(id_edge)
+        ranked = sorted(
+            merged.values(),
+            key=lambda e: e[0].score if e[0].score is not None else float("-inf"),
+            reverse=True,
+        )
+        return ranked[:k]
+
+    def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
+        nodes: list[Node] = []
+        followed = self.followed
+        for hit, via in entries:
+            doc = hit.document
+            if doc.id in self.discovered:
+                continue
+            self.discovered.add(doc.id)
+            edges = self.edge_fn(doc)
+            best: tuple[int, int, Edge] | None = None
+            for edge in (*via, *edges.incoming):
+                f = followed.get(edge)
+                if f is not None and (best is None or (f.depth, f.order) < best[:2]):
+                    best = (f.depth, f.order, edge)
+            assert best is not None  # `via` edges are always followed
+            path = followed[best[2]].source_path.extend(best[2], doc.id)
+            nodes.append(self._node(hit, path, edges))
+        return nodes
+
+    async def run(self, root_ids: Sequence[str]) -> AsyncGenerator[Node, None]:
+        t0 = t_hop = time.perf_counter()
+        tracker = self.state.tracker
+        emitted = 0
+        hop = HopStats(depth=0)
+        self.stats.hops.append(hop)
+        nodes = await self.start(hop, root_ids)
+        while True:
+            hop.candidates = len(nodes)
+            hop.dropped = hop.rows - len(nodes)
+            self.state.iterate(nodes)
+            hop.kept = len(tracker.selected) - emitted
+            hop.seconds = time.perf_counter() - t_hop
+            self.stats.seconds = time.perf_counter() - t0
+            while emitted < len(tracker.selected):
+                if self.stats.first_node_seconds is None:
+                    self.stats.first_node_seconds = time.perf_counter() - t0
+                node = tracker.selected[emitted]
+                emitted += 1
+                yield node
+            if tracker.done:
+                break
+            t_hop = time.perf_counter()
+            sources = tracker.pop_to_traverse()
+            hop = HopStats(depth=len(self.stats.hops), traversed=len(sources))
+            self.stats.hops.append(hop)
+            edges = self._new_edges(sources)
+            hop.edges = len(edges)
+            nodes = self._to_nodes(await self._fetch(edges, hop)) if edges else []
+        self.stats.seconds = time.perf_counter() - t0
+
+
+def _check_filter(filter: Any) -> Filter | None:
+    if filter is None:
+        return None
+    if not isinstance(filter, Mapping):
+        raise TypeError(f"filter must be a mapping of field -> value, got {filter!r}")
+    for key in filter:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"filter field names must be non-empty strings, got {key!r}")
+    return filter
+
+
+def astream(
+    query: str | None,
+    *,
+    store: Any,
+    edges: EdgesArg,
+    strategy: Strategy,
+    filter: Filter | None = None,
+    initial_root_ids: Sequence[str] = (),
+    query_embedding: Sequence[float] | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+) -> TraversalStream:
+    """Traverse from the documents most similar to `query` (or `query_embedding`) plus
+    `initial_root_ids`, following `edges`, and yield each node as `strategy` admits it.
+
+    `filter` is ANDed into every store query (start search, roots, every edge); at most
+    `max_concurrency` store queries are in flight at once. Arguments are checked here, before
+    anything is fetched."""
+    if not isinstance(strategy, Strategy):
+        raise TypeError(f"strategy must be a hoprag Strategy (Eager, Mmr, ...), got {strategy!r}")
+    edge_fn = parse_edges(edges)
+    flt = _check_filter(filter)
+    if isinstance(initial_root_ids, str):
+        raise TypeError("initial_root_ids must be a sequence of ids, not a single string")
+    root_ids = list(dict.fromkeys(initial_root_ids))
+    if not all(isinstance(i, str) and i for i in root_ids):
+        raise TypeError(f"initial_root_ids must be non-empty strings, got {root_ids!r}")
+    if query is None and query_embedding is None:
+        raise ValueError("give a query text or a query_embedding")
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
+        raise TypeError(f"max_concurrency must be an int, got {max_concurrency!r}")
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+    qe = check_vector(query_embedding, what="query_embedding") if query_embedding else None
+    stats = TraversalStats()
+
+    async def gen() -> AsyncGenerator[Node, None]:
+        emb = qe
+        if emb is None:
+            emb = await aembed_query(store.embedding, query)  # type: ignore[arg-type]
+        run = _Run(
+            store=store,
+            edge_fn=edge_fn,
+            state=strategy.start_run(emb),
+            strategy=strategy,
+            filter=flt,
+            query_embedding=emb,
+            limiter=anyio.CapacityLimiter(max_concurrency),
+            stats=stats,
+        )
+        agen = run.run(root_ids)
+        try:
+            async for node in agen:
+                yield node
+        finally:
+            await agen.aclose()
+
+    return TraversalStream(gen(), stats)
+
+
+async def atraverse(
+    query: str | None,
+    *,
+    store: Any,
+    edges: EdgesArg,
+    strategy: Strategy,
+    filter: Filter | None = None,
+    initial_root_ids: Sequence[str] = (),
+    query_embedding: Sequence[float] | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+) -> TraversalResult:
+    """Run a traversal to the end and return the admitted nodes in the strategy's final order
+    (Scored: by score; others: admission order) as a `TraversalResult` with `.stats`."""
+    stream = astream(
+        query,
+        store=store,
+        edges=edges,
+        strategy=strategy,
+        filter=filter,
+        initial_root_ids=initial_root_ids,
+        query_embedding=query_embedding,
+        max_concurrency=max_concurrency,
+    )
+    nodes = [node async for node in stream]
+    return TraversalResult(strategy.finalize(nodes), stream.stats)
+
+
+def traverse(
+    query: str | None,
+    *,
+    store: Any,
+    edges: EdgesArg,
+    strategy: Strategy,
+    filter: Filter | None = None,
+    initial_root_ids: Sequence[str] = (),
+    query_embedding: Sequence[float] | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+) -> TraversalResult:
+    """Synchronous `atraverse`. Outside an event loop it runs one; inside a running loop (e.g.
+    a notebook) it runs in a worker thread with its own loop, blocking the caller until done."""
+    call = functools.partial(
+        atraverse,
+        query,
+        store=store,
+        edges=edges,
+        strategy=strategy,
+        filter=filter,
+        initial_root_ids=initial_root_ids,
+        query_embedding=query_embedding,
+        max_concurrency=max_concurrency,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(call)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, call).result()

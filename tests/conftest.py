@@ -1,0 +1,11 @@
+"""Makes the shared test modules (`store_compliance`, `datasets`) importable from every test
+directory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
