@@ -1,0 +1,70 @@
+"""Pure parts of scripts/cassandra: token layout, contact points, config files."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+LAUNCHER = Path(__file__).resolve().parents[2] / "scripts" / "cassandra"
+
+
+@pytest.fixture(scope="module")
+def launcher() -> ModuleType:
+    loader = importlib.machinery.SourceFileLoader("hoprag_launcher", str(LAUNCHER))
+    spec = importlib.util.spec_from_loader("hoprag_launcher", loader)
+    assert spec is not None
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_balanced_tokens_match_ccm_layout(launcher: ModuleType) -> None:
+    assert launcher.tokens(1) == [-(2**63)]
+    assert launcher.tokens(3) == [
+        -9223372036854775808,
+        -3074457345618258603,
+        3074457345618258602,
+    ]
+
+
+def test_node_config_has_its_own_address_dirs_and_token(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "STATE", tmp_path)
+    d = launcher.write_node_config(2, 3, fresh=True)
+    yaml = (d / "conf" / "cassandra.yaml").read_text()
+    assert "listen_address: 127.0.0.2" in yaml
+    assert "rpc_address: 127.0.0.2" in yaml
+    assert 'seeds: "127.0.0.1:7000"' in yaml
+    assert "initial_token: -3074457345618258603" in yaml
+    assert f"{tmp_path}/node2/data/commitlog" in yaml
+    assert "system.log" in (d / "conf" / "logback.xml").read_text()
+
+
+def test_bad_hoprag_cassandra_port_is_a_clear_error() -> None:
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), "status"],
+        env={"HOPRAG_CASSANDRA": "127.0.0.1:notaport", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode != 0
+    assert "bad port" in r.stderr
+
+
+def test_bad_heap_is_rejected_before_anything_starts() -> None:
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), "up", "--heap", "lots"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode != 0
+    assert "--heap" in r.stderr
