@@ -1,4 +1,5 @@
-"""CassandraStore: hoprag's store over Apache Cassandra 5.0 (SAI vector + token indexes) and Astra."""
+"""CassandraStore: hoprag's store over Apache Cassandra 5.0 (SAI vector and token indexes)
+and Astra DB."""
 
 from __future__ import annotations
 

@@ -50,8 +50,10 @@ def table_statements(keyspace: str, table: str, dimension: int) -> list[str]:
     """The statements that create the documents table and its indexes when missing."""
     ks = check_name(keyspace, what="keyspace")
     tb = check_name(table, what="table")
-    if not isinstance(dimension, int) or isinstance(dimension, bool) or not (
-        1 <= dimension <= MAX_DIMENSION
+    if (
+        not isinstance(dimension, int)
+        or isinstance(dimension, bool)
+        or not (1 <= dimension <= MAX_DIMENSION)
     ):
         raise InvalidInputError(
             f"embedding dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}"
@@ -98,12 +100,14 @@ def apply_schema(
     *,
     replication: str | None = None,
     create_keyspace: bool = True,
+    wait: bool = True,
 ) -> None:
-    """Create keyspace (optionally), table and indexes if missing, then wait until the indexes
-    answer. Blocking: call it from a worker thread in async code."""
+    """Create keyspace (optionally), table and indexes if missing, then (with `wait`) wait
+    until the indexes answer. Blocking: call it from a worker thread in async code."""
     if create_keyspace:
         for stmt in keyspace_statements(keyspace, replication or replication_map()):
             session.execute(stmt)
     for stmt in table_statements(keyspace, table, dimension):
         session.execute(stmt)
-    wait_queryable(session, keyspace, index_names(table))
+    if wait:
+        wait_queryable(session, keyspace, index_names(table))

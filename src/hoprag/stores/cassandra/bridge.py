@@ -1,0 +1,131 @@
+"""The bridge between the Cassandra driver's callback world and asyncio.
+
+The driver (LibevConnection) answers on its own IO thread through `ResponseFuture` callbacks.
+`execute` turns one statement into an awaitable list of rows:
+
+* callbacks are attached with `ResponseFuture.add_callbacks`; each one hops to the event loop with
+  `loop.call_soon_threadsafe` and sets the asyncio future only if it is not already done, so a
+  late answer after a cancellation is dropped quietly;
+* the rows are the page the callback hands over: a `ResultSet` is never iterated on the loop
+  (iterating one past its first page fetches the next page synchronously); further pages are
+  requested with `start_fetching_next_page`, which fires the same callbacks again;
+* on cancellation the driver callbacks are cleared and no further page is requested. The CQL
+  protocol has no way to abort a request the server is already running, so that one request
+  still completes server-side and its answer is discarded.
+
+`PreparedCache` prepares statements in a worker thread (the driver's `prepare()` blocks) and
+keeps them per query text, so the event loop never waits on a synchronous round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio.to_thread
+
+
+class _Pages:
+    """Delivers the pages of one `ResponseFuture` to the event loop, one asyncio future per page."""
+
+    __slots__ = ("current", "loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.current: asyncio.Future[Any] = loop.create_future()
+
+    # The two callbacks run on the driver's IO thread (or inline in the caller's thread when the
+    # answer is already there). They must not block; they only schedule work on the loop.
+    def on_rows(self, rows: Any) -> None:
+        self.loop.call_soon_threadsafe(self._deliver, rows, None)
+
+    def on_error(self, exc: BaseException) -> None:
+        self.loop.call_soon_threadsafe(self._deliver, None, exc)
+
+    def _deliver(self, rows: Any, exc: BaseException | None) -> None:
+        fut = self.current
+        if fut.done():  # cancelled meanwhile: drop the late answer
+            return
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(rows)
+
+
+async def execute(
+    session: Any,
+    statement: Any,
+    parameters: Sequence[Any] | None = None,
+    *,
+    execution_profile: Any = None,
+    request_timeout: float | None = None,
+    max_rows: int | None = None,
+) -> list[Any]:
+    """Run `statement` with `parameters` and return all its rows (every page, or the first
+    `max_rows`), without blocking the event loop. `request_timeout` is the driver's per-request
+    timeout (default: the execution profile's). Driver exceptions propagate unchanged
+    (translate them with `hoprag.stores.cassandra.errors.translate`)."""
+    loop = asyncio.get_running_loop()
+    kwargs: dict[str, Any] = {}
+    if execution_profile is not None:
+        kwargs["execution_profile"] = execution_profile
+    if request_timeout is not None:
+        kwargs["timeout"] = request_timeout
+    rf = session.execute_async(statement, parameters, **kwargs)
+    pages = _Pages(loop)
+    rf.add_callbacks(pages.on_rows, pages.on_error)
+    rows: list[Any] = []
+    try:
+        while True:
+            page = await pages.current
+            if page:
+                rows.extend(page)
+            if max_rows is not None and len(rows) >= max_rows:
+                return rows[:max_rows]
+            if not rf.has_more_pages:
+                return rows
+            pages.current = loop.create_future()
+            rf.start_fetching_next_page()
+    except asyncio.CancelledError:
+        rf.clear_callbacks()
+        pages.current.cancel()
+        raise
+
+
+class PreparedCache:
+    """Prepared statements by query text, prepared once in a worker thread.
+
+    Safe to share between event loops and threads: a lock serialises the (rare) first
+    preparation of a given text, later lookups are a plain dict read on the loop."""
+
+    def __init__(self, session: Any, configure: Callable[[Any], None] | None = None) -> None:
+        self._session = session
+        self._configure = configure
+        self._cache: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def get_sync(self, query: str) -> Any:
+        """The prepared statement for `query` (blocking; for worker threads and sync code)."""
+        stmt = self._cache.get(query)
+        if stmt is not None:
+            return stmt
+        with self._lock:
+            stmt = self._cache.get(query)
+            if stmt is None:
+                stmt = self._session.prepare(query)
+                if self._configure is not None:
+                    self._configure(stmt)
+                self._cache[query] = stmt
+        return stmt
+
+    async def get(self, query: str) -> Any:
+        """The prepared statement for `query`, preparing it in a worker thread the first time."""
+        stmt = self._cache.get(query)
+        if stmt is not None:
+            return stmt
+        return await anyio.to_thread.run_sync(self.get_sync, query)
+
+    def __len__(self) -> int:
+        return len(self._cache)

@@ -1,0 +1,106 @@
+"""Translation of Cassandra driver/server errors into hoprag's errors.
+
+`translate(exc, operation)` is the single place that maps a raw driver exception to a
+`HopragError` whose message names the operation and the likely cause. The store raises the
+result `from` the original exception, so the driver's details stay in `__cause__`.
+
+Mapping (Cassandra 5.0.8 behaviour verified on a live node):
+
+* `InvalidRequest` about "ANN OF ... requires a LIMIT that is not greater than 1000"
+  -> `InvalidInputError` (k above 1000);
+* `InvalidRequest` "Invalid vector literal ... expected N elements" -> `InvalidInputError`
+  (wrong embedding dimension);
+* any other `InvalidRequest` / `SyntaxException` / `ConfigurationException` -> `InvalidInputError`;
+* `ReadFailure` / `WriteFailure` -> `StoreError`. Cassandra 5.0 reports an ANN query OF a zero
+  (or NaN) vector, and the insert of one into a cosine-indexed column, as a replica failure with
+  error code UNKNOWN, not as an InvalidRequest; the message says so. (hoprag's own guards reject
+  such vectors before they are sent, so this is only hit by data written by others.)
+* `NoHostAvailable`, `Unavailable`, `ConnectionException`, connection shutdowns
+  -> `StoreUnavailableError`;
+* `ReadTimeout`, `WriteTimeout` (server side), `OperationTimedOut` (client side) -> `StoreError`
+  mentioning the timeout;
+* `OverloadedErrorMessage`, `IsBootstrappingErrorMessage` -> `StoreUnavailableError`;
+* a `HopragError` is returned unchanged; anything else -> `StoreError`.
+"""
+
+from __future__ import annotations
+
+from hoprag.errors import HopragError, InvalidInputError, StoreError, StoreUnavailableError
+
+
+def _server_message(exc: BaseException) -> str:
+    text = str(exc)
+    marker = 'message="'
+    at = text.find(marker)
+    if at >= 0:
+        end = text.find('"', at + len(marker))
+        if end > at:
+            return text[at + len(marker) : end]
+    return text
+
+
+def translate(exc: BaseException, operation: str) -> HopragError:
+    """Return the hoprag error for driver exception `exc` raised while doing `operation`
+    (a short phrase such as "adjacent query on ks.docs"). Never raises; raise the result
+    `from exc`."""
+    if isinstance(exc, HopragError):
+        return exc
+    from cassandra import (
+        CoordinationFailure,
+        InvalidRequest,
+        OperationTimedOut,
+        ReadFailure,
+        Timeout,
+        Unavailable,
+        WriteFailure,
+    )
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.connection import ConnectionException, ConnectionShutdown
+    from cassandra.protocol import (
+        ConfigurationException,
+        IsBootstrappingErrorMessage,
+        OverloadedErrorMessage,
+        SyntaxException,
+    )
+
+    name = type(exc).__name__
+    msg = _server_message(exc)
+    if isinstance(exc, InvalidRequest | SyntaxException | ConfigurationException):
+        low = msg.lower()
+        if "requires a limit that is not greater than" in low:
+            return InvalidInputError(
+                f"{operation}: k is too large; Cassandra answers at most 1000 rows per vector "
+                f"search (server said: {msg})"
+            )
+        if "invalid vector literal" in low or "expected sequence of size" in low:
+            return InvalidInputError(
+                f"{operation}: the embedding has the wrong dimension for this table "
+                f"(server said: {msg})"
+            )
+        return InvalidInputError(f"{operation}: Cassandra rejected the request: {msg}")
+    if isinstance(exc, ReadFailure | WriteFailure | CoordinationFailure):
+        kind = "write" if isinstance(exc, WriteFailure) else "read"
+        return StoreError(
+            f"{operation}: the {kind} failed on the replica(s) ({msg}). With a cosine vector "
+            "index Cassandra 5.0 fails this way on a zero or NaN vector (hoprag rejects those "
+            "before sending them; data written by other tools may contain them); otherwise "
+            "see the node's log"
+        )
+    if isinstance(exc, Unavailable):
+        return StoreUnavailableError(
+            f"{operation}: not enough live replicas for the requested consistency ({msg})"
+        )
+    if isinstance(exc, NoHostAvailable):
+        return StoreUnavailableError(f"{operation}: no Cassandra node could be reached ({exc})")
+    if isinstance(exc, ConnectionShutdown | ConnectionException):
+        return StoreUnavailableError(f"{operation}: the connection to Cassandra failed ({exc})")
+    if isinstance(exc, OverloadedErrorMessage | IsBootstrappingErrorMessage):
+        return StoreUnavailableError(f"{operation}: the node cannot serve requests now ({msg})")
+    if isinstance(exc, Timeout):
+        return StoreError(f"{operation}: the replicas did not answer in time ({name}: {msg})")
+    if isinstance(exc, OperationTimedOut):
+        return StoreError(
+            f"{operation}: the request timed out on the client side ({exc}); raise "
+            "request_timeout or lower max_in_flight"
+        )
+    return StoreError(f"{operation} failed: {name}: {exc}")

@@ -1,0 +1,304 @@
+"""Table layouts a `CassandraStore` can read and write: the query texts, the bound values of
+metadata conditions, and the decoding of rows into Documents.
+
+* `HopragLayout` — hoprag's own table (cql/documents.cql): `id, content, embedding, metadata`
+  (JSON text, types round-trip) and `tokens set<text>` with one SAI index. A metadata condition
+  (edge or filter) is `tokens CONTAINS ?` bound to `tokens.token(field, value)`.
+* `CassioLayout` — the table LangChain's `Cassandra` vector store writes through cassio's
+  `MetadataVectorCassandraTable`: `row_id, body_blob, vector, attributes_blob,
+  metadata_s map<text,text>` with SAI on `vector` and on `ENTRIES(metadata_s)`. A condition is
+  `metadata_s[?] = ?`: for a scalar field bound to (field, cassio's string form of the value);
+  for a field listed in `list_fields` (lists shredded by langchain-graph-retriever's
+  `ShreddingTransformer`) bound to (`field→json.dumps(value)`, `"§"`).
+
+Every value is a bound parameter; only the validated keyspace/table names are interpolated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from hoprag.documents import Document
+from hoprag.edges import FrozenDict
+from hoprag.stores.base import Hit
+from hoprag.stores.cassandra import tokens as tok
+from hoprag.stores.cassandra.guards import metadata_json
+
+SHRED_DELIMITER = "→"  # U+2192, langchain-graph-retriever's ShreddingTransformer default
+SHRED_VALUE = "§"  # U+00A7, its static value
+SHREDDED_KEYS = "__shredded_keys"
+
+
+def _doc(doc_id: str, content: str | None, metadata: dict[str, Any], emb: Any) -> Document:
+    doc = Document(doc_id, content or "", metadata)
+    if emb is not None:
+        # Decoded from a float32 column (finite, right dimension): skip the per-element
+        # re-validation Document.__post_init__ would do.
+        doc.embedding = emb if isinstance(emb, list) else list(emb)
+    return doc
+
+
+def _cosine(query: np.ndarray, query_norm: float, emb: list[float]) -> float:
+    v = np.asarray(emb, dtype=np.float64)
+    n = float(np.linalg.norm(v))
+    if n == 0.0 or query_norm == 0.0:
+        return 0.0
+    return float(np.dot(query, v) / (query_norm * n))
+
+
+class Layout:
+    """Query texts and row decoding for one table (see the module docstring)."""
+
+    id_col: str
+    vector_col: str
+    condition_clause: str
+    """One WHERE clause for one metadata condition, with its bind markers."""
+
+    def __init__(self, keyspace: str, table: str) -> None:
+        self.keyspace = keyspace
+        self.table = table
+        self.fq = f"{keyspace}.{table}"
+
+    # --- to be provided by each layout -----------------------------------------------------
+    def base_columns(self) -> list[str]:
+        raise NotImplementedError
+
+    def condition_values(self, field: str, value: Any) -> tuple[Any, ...]:
+        """The bound values of `condition_clause` for `field` equal to / containing `value`."""
+        raise NotImplementedError
+
+    def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def matches(self, row: Sequence[Any], conditions: Sequence[tuple[Any, ...]]) -> bool:
+        """Client-side check of conditions on a row read by primary key."""
+        raise NotImplementedError
+
+    def filter_columns(self) -> list[str]:
+        """Extra columns `matches` needs."""
+        raise NotImplementedError
+
+    def insert_query(self) -> str:
+        raise NotImplementedError
+
+    def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    # --- shared query building -------------------------------------------------------------
+    def ann_query(self, n_conditions: int, include_embeddings: bool) -> str:
+        """`SELECT ... [WHERE cond AND ...] ORDER BY vec ANN OF ? LIMIT ?`. Bound values:
+        (query vector for the score unless embeddings are read, *conditions, query vector, k)."""
+        cols = self.base_columns()
+        if include_embeddings:
+            cols.append(self.vector_col)
+        else:
+            cols.append(f"similarity_cosine({self.vector_col}, ?)")
+        where = ""
+        if n_conditions:
+            where = " WHERE " + " AND ".join([self.condition_clause] * n_conditions)
+        return (
+            f"SELECT {', '.join(cols)} FROM {self.fq}{where} "
+            f"ORDER BY {self.vector_col} ANN OF ? LIMIT ?"
+        )
+
+    def get_query(self, include_embeddings: bool, with_score: bool, with_filter: bool) -> str:
+        """`SELECT ... WHERE pk IN ?` (one list bind marker). Bound values: ([query vector for
+        the score], ids)."""
+        cols = self.base_columns()
+        if include_embeddings:
+            cols.append(self.vector_col)
+        elif with_score:
+            cols.append(f"similarity_cosine({self.vector_col}, ?)")
+        if with_filter:
+            cols.extend(self.filter_columns())
+        return f"SELECT {', '.join(cols)} FROM {self.fq} WHERE {self.id_col} IN ?"
+
+    def hits(
+        self,
+        rows: Sequence[Sequence[Any]],
+        *,
+        include_embeddings: bool,
+        query: Sequence[float] | None,
+        scored: bool = True,
+    ) -> list[Hit]:
+        """Rows -> Hits. With embeddings read, the score is computed here in float64 from the
+        decoded vector; otherwise it is Cassandra's `similarity_cosine` ((1 + cos) / 2)
+        converted back to plain cosine (2s - 1)."""
+        nb = len(self.base_columns())
+        out: list[Hit] = []
+        q: np.ndarray | None = None
+        qn = 0.0
+        if include_embeddings and query is not None and scored:
+            q = np.asarray(query, dtype=np.float64)
+            qn = float(np.linalg.norm(q))
+        for row in rows:
+            metadata = self.decode_metadata(row)
+            score: float | None = None
+            emb = None
+            if include_embeddings:
+                emb = row[nb]
+                if q is not None and emb is not None:
+                    score = _cosine(q, qn, emb)
+            elif scored and query is not None:
+                s = row[nb]
+                score = None if s is None else 2.0 * float(s) - 1.0
+            out.append(Hit(_doc(row[0], row[1], metadata, emb), score))
+        return out
+
+
+class HopragLayout(Layout):
+    """hoprag's own table: JSON metadata plus the indexed `tokens` set."""
+
+    id_col = "id"
+    vector_col = "embedding"
+    condition_clause = "tokens CONTAINS ?"
+
+    def base_columns(self) -> list[str]:
+        return ["id", "content", "metadata"]
+
+    def condition_values(self, field: str, value: Any) -> tuple[Any, ...]:
+        return (tok.token(field, value),)
+
+    def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
+        raw = row[2]
+        return json.loads(raw) if raw else {}
+
+    def filter_columns(self) -> list[str]:
+        return ["tokens"]
+
+    def matches(self, row: Sequence[Any], conditions: Sequence[tuple[Any, ...]]) -> bool:
+        have = row[-1] or ()
+        return all(c[0] in have for c in conditions)
+
+    def insert_query(self) -> str:
+        return (
+            f"INSERT INTO {self.fq} (id, content, embedding, metadata, tokens) "
+            "VALUES (?, ?, ?, ?, ?)"
+        )
+
+    def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
+        return (
+            doc.id,
+            doc.content,
+            embedding,
+            metadata_json(doc.metadata),
+            tok.metadata_tokens(doc.metadata),
+        )
+
+
+def cassio_string(value: Any) -> str:
+    """cassio 0.1.10's string form of an indexed metadata value (`_coerce_string`): str as is,
+    bool -> "true"/"false", int -> JSON of the float ("1.0"), float -> JSON, None -> "null",
+    anything else -> str(value)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return json.dumps(float(value))
+    if isinstance(value, float):
+        return json.dumps(value)
+    return str(value)
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, FrozenDict):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+class CassioLayout(Layout):
+    """A LangChain `Cassandra` / cassio `MetadataVectorCassandraTable` table."""
+
+    id_col = "row_id"
+    vector_col = "vector"
+    condition_clause = "metadata_s[?] = ?"
+
+    def __init__(self, keyspace: str, table: str, list_fields: Collection[str] = ()) -> None:
+        super().__init__(keyspace, table)
+        self.list_fields = frozenset(list_fields)
+
+    def base_columns(self) -> list[str]:
+        return ["row_id", "body_blob", "attributes_blob", "metadata_s"]
+
+    def shredded_key(self, field: str, value: Any) -> str:
+        """langchain-graph-retriever's `ShreddingTransformer.shredded_key`."""
+        return f"{field}{SHRED_DELIMITER}{json.dumps(_thaw(value))}"
+
+    def condition_values(self, field: str, value: Any) -> tuple[Any, ...]:
+        if field in self.list_fields:
+            return (self.shredded_key(field, value), SHRED_VALUE)
+        return (field, cassio_string(_thaw(value)))
+
+    def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
+        """cassio's merge (`attributes_blob` JSON, then `metadata_s`) followed by
+        `ShreddingTransformer.restore_documents` for the keys named in `__shredded_keys`."""
+        attrs = json.loads(row[2]) if row[2] else {}
+        md: dict[str, Any] = {**attrs, **(row[3] or {})}
+        shredded_raw = md.pop(SHREDDED_KEYS, None)
+        if not shredded_raw:
+            return md
+        shredded = set(json.loads(shredded_raw))
+        out: dict[str, Any] = {}
+        for key, value in md.items():
+            base, sep, encoded = key.partition(SHRED_DELIMITER)
+            if sep and base in shredded and value == SHRED_VALUE:
+                out.setdefault(base, []).append(json.loads(encoded))
+            else:
+                out[key] = value
+        return out
+
+    def filter_columns(self) -> list[str]:
+        return []  # metadata_s is already among the base columns
+
+    def matches(self, row: Sequence[Any], conditions: Sequence[tuple[Any, ...]]) -> bool:
+        entries: Mapping[str, str] = row[3] or {}
+        return all(entries.get(key) == value for key, value in conditions)
+
+    def insert_query(self) -> str:
+        return (
+            f"INSERT INTO {self.fq} (row_id, body_blob, vector, attributes_blob, metadata_s) "
+            "VALUES (?, ?, ?, ?, ?)"
+        )
+
+    def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
+        """The row LangChain's `Cassandra.add_documents` would write for the document after
+        langchain-graph-retriever's `ShreddingTransformer()` (every list shredded)."""
+        entries: dict[str, str] = {}
+        shredded: list[str] = []
+        for key, value in doc.metadata.items():
+            if isinstance(value, list | tuple):
+                shredded.append(key)
+                for item in value:
+                    entries[f"{key}{SHRED_DELIMITER}{json.dumps(item)}"] = SHRED_VALUE
+            else:
+                entries[key] = cassio_string(value)
+        if shredded:
+            entries[SHREDDED_KEYS] = json.dumps(shredded)
+        return (doc.id, doc.content, embedding, None, entries)
+
+
+def cassio_table_statements(keyspace: str, table: str, dimension: int) -> list[str]:
+    """CREATE statements for an empty cassio-layout table (the same columns and SAI indexes
+    as cassio 0.1.10's `MetadataVectorCassandraTable` with a TEXT row_id)."""
+    fq = f"{keyspace}.{table}"
+    sai = "'org.apache.cassandra.index.sai.StorageAttachedIndex'"
+    return [
+        f"CREATE TABLE IF NOT EXISTS {fq} (row_id text PRIMARY KEY, body_blob text, "
+        f"vector vector<float, {int(dimension)}>, attributes_blob text, "
+        "metadata_s map<text, text>)",
+        f"CREATE CUSTOM INDEX IF NOT EXISTS idx_vector_{table} ON {fq} (vector) USING {sai}",
+        f"CREATE CUSTOM INDEX IF NOT EXISTS eidx_metadata_s_{table} ON {fq} "
+        f"(ENTRIES(metadata_s)) USING {sai}",
+    ]
+
+
+def cassio_index_names(table: str) -> list[str]:
+    """The SAI index names cassio gives a table."""
+    return [f"idx_vector_{table}", f"eidx_metadata_s_{table}"]
