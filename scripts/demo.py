@@ -67,7 +67,8 @@ def main() -> None:
     )
     for doc_id, text, md in ANIMALS:
         session.execute(insert, (doc_id, text, embed(text), json.dumps(md), metadata_tokens(md)))
-    print(f"schema ready and {len(ANIMALS)} documents in {ks}.{table} ({time.perf_counter() - t0:.1f}s)")
+    took = time.perf_counter() - t0
+    print(f"schema ready and {len(ANIMALS)} documents in {ks}.{table} ({took:.1f}s)")
 
     ann = session.prepare(
         f"SELECT id, content, similarity_cosine(embedding, ?) AS s FROM {ks}.{table} "

@@ -1,4 +1,4 @@
-"""Documents going into a store and the nodes a traversal yields, with the path that reached them."""
+"""Documents going into a store, and the nodes a traversal yields with the path to each."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class Path:
 
     def extend(self, edge: Edge, node_id: str) -> Path:
         """Return this path followed by `edge` to `node_id`."""
-        return Path(self.nodes + (node_id,), self.edges + (edge,))
+        return Path((*self.nodes, node_id), (*self.edges, edge))
 
 
 @dataclass(slots=True)

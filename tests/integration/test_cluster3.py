@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "scripts" / "cassandra"
 

@@ -1,5 +1,4 @@
-"""CassandraStore: hoprag's store over Apache Cassandra 5.0 (SAI vector and token indexes)
-and Astra DB."""
+"""CassandraStore: hoprag's store over Cassandra 5.0 (SAI vector and token indexes) and Astra."""
 
 from __future__ import annotations
 
