@@ -1,0 +1,120 @@
+"""Edge spec parsing and MetadataEdgeFunction, with hypothesis for values and bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hoprag import Document, Edges, Id, IdEdge, MetadataEdge, MetadataEdgeFunction, parse_edges
+
+names = st.from_regex(r"[a-z][a-z0-9_]{0,6}(\.[a-z][a-z0-9_]{0,6}){0,2}", fullmatch=True)
+sides = st.one_of(names, st.just("$id"), st.just(Id()))
+scalars = st.one_of(
+    st.text(max_size=5), st.integers(-5, 5), st.booleans(), st.floats(allow_nan=False, width=32)
+)
+
+
+def test_examples() -> None:
+    fn = MetadataEdgeFunction(
+        [("keywords", "keywords"), ("cites", "$id"), (Id(), "cites"), ("loc.city", "city")]
+    )
+    doc = Document(
+        "x",
+        "",
+        {"keywords": ["a", "b"], "cites": ["y", "z"], "loc": {"city": "Oslo"}, "city": "Rome"},
+    )
+    edges = fn(doc)
+    assert edges.outgoing == {
+        MetadataEdge("keywords", "a"),
+        MetadataEdge("keywords", "b"),
+        IdEdge("y"),
+        IdEdge("z"),
+        MetadataEdge("cites", "x"),
+        MetadataEdge("city", "Oslo"),
+    }
+    assert edges.incoming == {
+        MetadataEdge("keywords", "a"),
+        MetadataEdge("keywords", "b"),
+        IdEdge("x"),
+        MetadataEdge("cites", "y"),
+        MetadataEdge("cites", "z"),
+        MetadataEdge("city", "Rome"),
+    }
+
+
+def test_missing_and_unsupported_values_give_no_edges() -> None:
+    fn = MetadataEdgeFunction([("a", "a"), ("b.c", "b.c")])
+    assert fn(Document("x", "", {"a": None, "b": "not a dict"})) == Edges(frozenset(), frozenset())
+    assert fn(Document("x", "", {"a": [{"deep": 1}, "ok"]})).outgoing == {MetadataEdge("a", "ok")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    source=names,
+    target=sides,
+    value=st.one_of(scalars, st.lists(scalars, max_size=4)),
+)
+def test_values_explode_into_edges(source: str, target: Any, value: Any) -> None:
+    fn = MetadataEdgeFunction([(source, target)])
+    meta: dict[str, Any] = {}
+    cursor = meta
+    parts = source.split(".")
+    for part in parts[:-1]:
+        cursor = cursor.setdefault(part, {})
+    cursor[parts[-1]] = value
+    out = fn(Document("doc", "", meta)).outgoing
+    values = value if isinstance(value, list) else [value]
+    if target == "$id" or isinstance(target, Id):
+        assert out == {IdEdge(str(v)) for v in values}
+    else:
+        assert out == {MetadataEdge(target, v) for v in values}
+
+
+@settings(max_examples=60, deadline=None)
+@given(source=sides, target=sides)
+def test_id_on_either_side(source: Any, target: Any) -> None:
+    fn = MetadataEdgeFunction([(source, target)])
+    edges = fn(Document("me", "", {}))
+    if source == "$id" or isinstance(source, Id):
+        expected = IdEdge("me") if target in ("$id",) or isinstance(target, Id) else None
+        if expected is None:
+            assert edges.outgoing == {MetadataEdge(target, "me")}
+        else:
+            assert edges.outgoing == {expected}
+    else:
+        assert edges.outgoing == frozenset()
+
+
+bad_specs = st.one_of(
+    st.tuples(st.integers(), names),
+    st.tuples(names, st.none()),
+    st.tuples(names),
+    st.tuples(names, names, names),
+    st.tuples(st.just(""), names),
+    st.tuples(names, st.sampled_from(["$idx", "$", "a..b", ".a", "a."])),
+    st.text(max_size=3),
+    st.integers(),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(spec=bad_specs)
+def test_malformed_specs_name_the_spec(spec: Any) -> None:
+    with pytest.raises((ValueError, TypeError)) as err:
+        MetadataEdgeFunction([("ok", "ok"), spec])
+    assert repr(spec) in str(err.value)
+
+
+def test_parse_edges() -> None:
+    def fn(doc: Document) -> Edges:
+        return Edges(frozenset(), frozenset())
+
+    assert parse_edges(fn) is fn
+    assert isinstance(parse_edges([("a", "b")]), MetadataEdgeFunction)
+    with pytest.raises(TypeError):
+        parse_edges("keywords")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        parse_edges(42)  # type: ignore[arg-type]
