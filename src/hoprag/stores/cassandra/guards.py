@@ -20,12 +20,13 @@ _SCALARS = (str, bool, int, float)
 
 
 def check_k(k: object, *, what: str = "k") -> int:
-    """`k` as an int in 1..1000."""
+    """`k` as an int in 0..1000 (0 asks for nothing and sends no query; above 1000 Cassandra
+    refuses the ANN query)."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise InvalidInputError(f"{what} must be an integer in 1..{MAX_K}, got {k!r}")
-    if not 1 <= int(k) <= MAX_K:
+        raise InvalidInputError(f"{what} must be an integer in 0..{MAX_K}, got {k!r}")
+    if not 0 <= int(k) <= MAX_K:
         raise InvalidInputError(
-            f"{what} must be in 1..{MAX_K} (Cassandra answers at most {MAX_K} rows per vector "
+            f"{what} must be in 0..{MAX_K} (Cassandra answers at most {MAX_K} rows per vector "
             f"search), got {k}"
         )
     return int(k)
@@ -100,8 +101,11 @@ def _check_scalar(field: str, value: object) -> None:
 
 
 def check_filter(filter: object) -> list[tuple[str, Any]]:
-    """The (field, value) conditions of an equality filter. A list value means the document's
-    field must contain every element (so `{"tags": ["a", "b"]}` == has tag a and tag b)."""
+    """The (field, value) conditions of an equality filter: the document's field must equal the
+    value or, when the field holds a list, contain it. A list-valued filter value is matched as
+    a whole (the field equals that list, or is a list containing it), exactly as MemoryStore
+    does; to require several elements, use an edge or one filter per element. Values must be
+    JSON scalars or lists of them (use dotted names for nested fields)."""
     if filter is None:
         return []
     if not isinstance(filter, Mapping):
@@ -110,11 +114,9 @@ def check_filter(filter: object) -> list[tuple[str, Any]]:
     for field, value in filter.items():
         check_field(field)
         if isinstance(value, list | tuple):
-            if not value:
-                raise InvalidInputError(f"filter value for {field!r} is an empty list")
             for v in value:
                 _check_scalar(field, v)
-                out.append((field, v))
+            out.append((field, list(value)))
         else:
             _check_scalar(field, value)
             out.append((field, value))

@@ -67,8 +67,9 @@ class Layout:
     def base_columns(self) -> list[str]:
         raise NotImplementedError
 
-    def condition_values(self, field: str, value: Any) -> tuple[Any, ...]:
-        """The bound values of `condition_clause` for `field` equal to / containing `value`."""
+    def conditions(self, field: str, value: Any) -> list[tuple[Any, ...]]:
+        """The bound values of the `condition_clause`s (ANDed) that express `field` equal to /
+        containing `value`."""
         raise NotImplementedError
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
@@ -160,8 +161,8 @@ class HopragLayout(Layout):
     def base_columns(self) -> list[str]:
         return ["id", "content", "metadata"]
 
-    def condition_values(self, field: str, value: Any) -> tuple[Any, ...]:
-        return (tok.token(field, value),)
+    def conditions(self, field: str, value: Any) -> list[tuple[Any, ...]]:
+        return [(tok.token(field, value),)]
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
         raw = row[2]
@@ -231,10 +232,15 @@ class CassioLayout(Layout):
         """langchain-graph-retriever's `ShreddingTransformer.shredded_key`."""
         return f"{field}{SHRED_DELIMITER}{json.dumps(_thaw(value))}"
 
-    def condition_values(self, field: str, value: Any) -> tuple[Any, ...]:
+    def conditions(self, field: str, value: Any) -> list[tuple[Any, ...]]:
+        """A shredded list field: one `metadata_s[field→json(v)] = '§'` per element (a list
+        value means "contains all of them": shredding keeps no whole-list form). Any other
+        field: `metadata_s[field] = cassio's string of the value` (for a list that is its
+        Python repr, which is what cassio stored for an unshredded list)."""
         if field in self.list_fields:
-            return (self.shredded_key(field, value), SHRED_VALUE)
-        return (field, cassio_string(_thaw(value)))
+            values = value if isinstance(value, list | tuple) else [value]
+            return [(self.shredded_key(field, v), SHRED_VALUE) for v in values]
+        return [(field, cassio_string(_thaw(value)))]
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
         """cassio's merge (`attributes_blob` JSON, then `metadata_s`) followed by

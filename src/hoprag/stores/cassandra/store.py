@@ -463,9 +463,9 @@ class CassandraStore:
         pairs.extend(guards.check_filter(filter))
         out: list[tuple[Any, ...]] = []
         for field, value in pairs:
-            c = self.layout.condition_values(field, value)
-            if c not in out:
-                out.append(c)
+            for c in self.layout.conditions(field, value):
+                if c not in out:
+                    out.append(c)
         return out
 
     def _query_vector(self, embedding: Any) -> list[float]:
@@ -499,11 +499,13 @@ class CassandraStore:
         filter: Filter | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:
-        """The `k` (1..1000) documents nearest to `embedding` that pass `filter`, best first."""
+        """The `k` (0..1000) documents nearest to `embedding` that pass `filter`, best first."""
         k = guards.check_k(k)
         conditions = self._conditions(filter)
         await self._ensure()
         qv = self._query_vector(embedding)
+        if k == 0:
+            return []
         return await self._ann(qv, conditions, k, include_embeddings, "vector search")
 
     async def aadjacent(
@@ -521,6 +523,8 @@ class CassandraStore:
         conditions = self._conditions(filter, edge)
         await self._ensure()
         qv = self._query_vector(embedding)
+        if k == 0:
+            return []
         return await self._ann(qv, conditions, k, include_embeddings, "adjacent query")
 
     async def aadjacent_many(
@@ -541,6 +545,8 @@ class CassandraStore:
             return []
         await self._ensure()
         qv = self._query_vector(embedding)
+        if k == 0:
+            return [[] for _ in conds]
         results: list[list[Hit]] = [[] for _ in conds]
 
         async def one(i: int) -> None:

@@ -1,5 +1,10 @@
 """The edge/filter tokens stored in the indexed `tokens` column: `field=json(value)` for every
-scalar metadata value, lists exploded, nested dicts flattened to dotted names.
+scalar metadata value, lists exploded (plus one token for the whole list), nested dicts
+flattened to dotted names (plus one token for the whole dict).
+
+So a document matches `(field, v)` when its field equals v or is a list containing v, which are
+MemoryStore's semantics (`hoprag.stores.memory.value_key`): numbers compare numerically (1 and
+1.0 share a token), a bool is not a number, lists and dicts compare structurally.
 
 The same function encodes a stored document's metadata and a queried (field, value), so a
 metadata edge or an equality filter is one `tokens CONTAINS ?` clause."""
@@ -52,6 +57,8 @@ def _walk(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
         for k, v in value.items():
             yield from _walk(f"{prefix}.{k}" if prefix else str(k), v)
     elif isinstance(value, list | tuple | set | frozenset):
+        if prefix:
+            yield prefix, list(value)  # the whole list matches too, as in MemoryStore
         for v in value:
             if isinstance(v, list | tuple | set | frozenset):
                 yield prefix, list(v)

@@ -1,0 +1,28 @@
+"""The shared store compliance suite (tests/store_compliance.py), unchanged, on CassandraStore
+over a real Cassandra 5.0 node: one fresh keyspace (and table) per test."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hoprag import Document
+from hoprag.stores.cassandra.store import CassandraStore
+from store_compliance import StoreCompliance, StoreFactory
+
+
+@pytest.fixture
+def store_factory(cassandra_session: Any, keyspace: str) -> StoreFactory:
+    async def make(embedding: Any, documents: list[Document]) -> CassandraStore:
+        store = CassandraStore(
+            embedding, keyspace=keyspace, table="docs", session=cassandra_session
+        )
+        await store.aadd(documents)
+        return store
+
+    return make
+
+
+class TestCassandraStoreCompliance(StoreCompliance):
+    """CassandraStore (hoprag layout) passes the shared suite."""
