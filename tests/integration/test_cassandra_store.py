@@ -1,0 +1,430 @@
+"""CassandraStore on a real Cassandra 5.0 node: traversals select the same ids as on
+MemoryStore, a hop's edge queries run concurrently, bad input is refused before anything is
+written, and set-up, upserts and closing behave."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import statistics
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import hoprag
+from hoprag import Document, MetadataEdge
+from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError, StoreError
+from hoprag.stores import MemoryStore
+from hoprag.stores.cassandra.errors import translate
+from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
+from hoprag.stores.cassandra.store import CassandraStore
+from shared_data import graph_documents
+
+DIM = 16
+N_DOCS = 300
+EDGES = [("keywords", "keywords"), ("cites", "$id"), ("$id", "cites")]
+QUERIES = ["alpha", "beta gamma", "delta", "epsilon zeta"]
+
+
+@pytest.fixture(scope="module")
+def module_keyspace(cassandra_session: Any) -> Iterator[str]:
+    """One keyspace shared by the tests of this module that only read."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    for stmt in keyspace_statements(name, replication_map()):
+        cassandra_session.execute(stmt)
+    try:
+        yield name
+    finally:
+        cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+
+
+@pytest.fixture(scope="module")
+def graph_docs() -> list[Document]:
+    return graph_documents(N_DOCS, DIM, seed=3)
+
+
+@pytest.fixture(scope="module")
+def loaded(cassandra_session: Any, module_keyspace: str, graph_docs: list[Document]) -> str:
+    """The graph documents in table `graph` (loaded with the sync `add`, outside any loop)."""
+    store = CassandraStore(
+        HashEmbedding(DIM), keyspace=module_keyspace, table="graph", session=cassandra_session
+    )
+    store.add(graph_docs)
+    return module_keyspace
+
+
+@pytest.fixture
+async def cstore(cassandra_session: Any, loaded: str) -> CassandraStore:
+    return CassandraStore(
+        HashEmbedding(DIM), keyspace=loaded, table="graph", session=cassandra_session
+    )
+
+
+@pytest.fixture(scope="module")
+def mstore(graph_docs: list[Document]) -> MemoryStore:
+    store = MemoryStore(embedding=HashEmbedding(DIM))
+    store.add(graph_docs)
+    return store
+
+
+def _similarity(node: Any) -> float:
+    return float(node.similarity_score)
+
+
+def _strategy(kind: str, **params: Any) -> hoprag.Strategy:
+    if kind == "eager":
+        return hoprag.Eager(**params)
+    if kind == "mmr":
+        return hoprag.Mmr(**params)
+    return hoprag.Scored(scorer=_similarity, **params)
+
+
+# --- parity with MemoryStore ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["eager", "mmr", "scored"])
+@pytest.mark.parametrize("query", QUERIES)
+async def test_traversal_selects_the_same_ids_as_memory(
+    cstore: CassandraStore, mstore: MemoryStore, kind: str, query: str
+) -> None:
+    params = dict(select_k=12, start_k=3, adjacent_k=8, max_depth=2)
+    got = {}
+    for name, store in (("cassandra", cstore), ("memory", mstore)):
+        nodes = await hoprag.atraverse(
+            query, store=store, edges=EDGES, strategy=_strategy(kind, **params)
+        )
+        got[name] = [(n.id, n.depth) for n in nodes]
+        scores = {n.id: n.similarity_score for n in nodes}
+        got[name + "_scores"] = scores
+    assert got["cassandra"] == got["memory"]
+    for i, s in got["memory_scores"].items():
+        assert got["cassandra_scores"][i] == pytest.approx(s, abs=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["eager", "mmr", "scored"])
+async def test_traversal_with_filter_and_roots_matches_memory(
+    cstore: CassandraStore, mstore: MemoryStore, graph_docs: list[Document], kind: str
+) -> None:
+    roots = [graph_docs[5].id, graph_docs[17].id, "no-such-doc"]
+    params = dict(select_k=10, start_k=2, adjacent_k=6, max_depth=3)
+    out = []
+    for store in (cstore, mstore):
+        nodes = await hoprag.atraverse(
+            "beta",
+            store=store,
+            edges=EDGES,
+            strategy=_strategy(kind, **params),
+            filter={"type": "b"},
+            initial_root_ids=roots,
+        )
+        out.append([(n.id, n.depth, n.path.nodes) for n in nodes])
+    assert out[0] == out[1]
+    assert out[0], "the filter should leave something to find"
+
+
+async def test_mmr_embeddings_and_scores_come_back(cstore: CassandraStore) -> None:
+    nodes = await hoprag.atraverse(
+        "alpha", store=cstore, edges=EDGES, strategy=hoprag.Mmr(select_k=5, max_depth=1)
+    )
+    assert nodes
+    for n in nodes:
+        assert n.embedding is not None and len(n.embedding) == DIM
+        assert -1.0 <= n.similarity_score <= 1.0
+
+
+# --- concurrency ---------------------------------------------------------------------------------
+
+
+async def test_a_hops_edge_queries_run_concurrently(cstore: CassandraStore) -> None:
+    """16 metadata-edge queries through `aadjacent_many` take far less than 16 single ones."""
+    n = 16
+    q = HashEmbedding(DIM)("concurrency probe")
+    edges = [MetadataEdge("keywords", f"k{i}") for i in range(n)]
+    # Warm up: prepared statements, connections, JIT.
+    await cstore.aadjacent_many(edges, q, k=10, include_embeddings=False)
+    for e in edges:
+        await cstore.aadjacent(e, q, k=10, include_embeddings=False)
+
+    singles, batches = [], []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        await cstore.aadjacent(edges[0], q, k=10, include_embeddings=False)
+        singles.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        got = await cstore.aadjacent_many(edges, q, k=10, include_embeddings=False)
+        batches.append(time.perf_counter() - t0)
+        assert len(got) == n and all(got)
+    single, batch = statistics.median(singles), statistics.median(batches)
+    print(f"one edge {single * 1e3:.2f} ms, {n} edges at once {batch * 1e3:.2f} ms")
+    assert batch < n / 3 * single, (single, batch)
+
+
+async def test_the_in_flight_bound_is_shared_and_respected(
+    cassandra_session: Any, loaded: str
+) -> None:
+    store = CassandraStore(
+        HashEmbedding(DIM),
+        keyspace=loaded,
+        table="graph",
+        session=cassandra_session,
+        max_in_flight=3,
+    )
+    q = HashEmbedding(DIM)("bound")
+    edges = [MetadataEdge("keywords", f"k{i}") for i in range(12)]
+    peak = 0
+
+    async def watch() -> None:
+        nonlocal peak
+        while True:
+            peak = max(peak, store.in_flight)
+            await asyncio.sleep(0)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await asyncio.gather(
+            store.aadjacent_many(edges, q, k=5), store.aadjacent_many(edges, q, k=5)
+        )
+    finally:
+        watcher.cancel()
+    assert 1 <= peak <= 3
+
+
+async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraStore) -> None:
+    q = HashEmbedding(DIM)("cancel")
+    edges = [MetadataEdge("keywords", f"k{i}") for i in range(30)]
+    task = asyncio.create_task(cstore.aadjacent_many(edges, q, k=50))
+    await asyncio.sleep(0.002)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cstore.in_flight == 0
+    assert len(await cstore.aadjacent(edges[0], q, k=3)) >= 1
+
+
+# --- reads by id -------------------------------------------------------------------------------
+
+
+async def test_get_many_ids_in_order_with_scores(
+    cstore: CassandraStore, mstore: MemoryStore, graph_docs: list[Document]
+) -> None:
+    ids = [d.id for d in graph_docs[::-1][:250]] + ["missing", graph_docs[0].id]
+    q = HashEmbedding(DIM)("get")
+    for inc in (True, False):
+        got = await cstore.aget(ids, embedding=q, include_embeddings=inc)
+        want = await mstore.aget(ids, embedding=q, include_embeddings=inc)
+        assert [h.document.id for h in got] == [h.document.id for h in want]
+        for a, b in zip(got, want, strict=True):
+            assert a.score == pytest.approx(b.score, abs=1e-4)
+            assert a.document.metadata == b.document.metadata
+            assert (a.document.embedding is None) == (not inc)
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+async def test_bad_queries_are_refused_before_cassandra(cstore: CassandraStore) -> None:
+    q = HashEmbedding(DIM)("ok")
+    edge = MetadataEdge("keywords", "k1")
+    cases: list[tuple[Any, str]] = [
+        (cstore.asearch(q[:-1], k=3), "dimension"),
+        (cstore.asearch([math.nan, *q[1:]], k=3), "NaN"),
+        (cstore.asearch([0.0] * DIM, k=3), "zero vector"),
+        (cstore.asearch(q, k=1001), "1000"),
+        (cstore.asearch(q, k=-1), "k must"),
+        (cstore.asearch(q, k=2.5), "integer"),
+        (cstore.aadjacent(edge, [0.0] * DIM, k=3), "zero vector"),
+        (cstore.aadjacent(edge, q, k=1001), "1000"),
+        (cstore.aadjacent_many([edge], q, k=3, filter={"type": {"a": 1}}), "JSON scalar"),
+        (cstore.asearch(q, k=3, filter={"type": object()}), "JSON scalar"),
+        (cstore.asearch(q, k=3, filter={"x": math.inf}), "JSON number"),
+        (cstore.asearch(q, k=3, filter={"": "a"}), "non-empty"),
+        (cstore.aget("doc1"), "sequence of id strings"),
+        (cstore.aget(["doc1", ""]), "non-empty string"),
+        (cstore.aget(["doc1", 7]), "non-empty string"),
+        (cstore.aget(["doc1"], embedding=[0.0] * DIM), "zero vector"),
+    ]
+    for coro, words in cases:
+        with pytest.raises(InvalidInputError, match=words):
+            await coro
+
+
+def test_names_that_are_not_plain_are_refused(cassandra_session: Any) -> None:
+    for ks, tb in [("ks; DROP KEYSPACE x", "t"), ("ok", "t WHERE 1=1"), ("1abc", "t"), ("", "t")]:
+        with pytest.raises(InvalidInputError, match="not a plain name"):
+            CassandraStore(HashEmbedding(DIM), keyspace=ks, table=tb, session=cassandra_session)
+
+
+def _count(session: Any, ks: str, table: str) -> int:
+    return session.execute(f"SELECT count(*) FROM {ks}.{table}").one()[0]
+
+
+async def test_a_failed_add_writes_nothing(cassandra_session: Any, keyspace: str) -> None:
+    store = CassandraStore(
+        HashEmbedding(DIM), keyspace=keyspace, table="docs", session=cassandra_session
+    )
+    good = [Document(f"g{i}", f"good {i}", {"n": i}) for i in range(50)]
+    vec = HashEmbedding(DIM)("x")
+    renamed = Document("r", "r", {})
+    renamed.id = ""  # ids are re-checked at add time, not only at construction
+    bad_batches: list[tuple[list[Document], str]] = [
+        ([Document("b", "b", {}, vec[:-1])], "dimension"),
+        ([Document("b", "b", {}, [0.0] * DIM)], "zero vector"),
+        ([Document("b", "b", {"tags": {"a", "b"}})], "JSON"),
+        ([Document("b", "b", {"x": math.nan})], "JSON"),
+        ([Document("b", "b", {"d": {1: "int key"}})], "non-string key"),
+        ([renamed], "non-empty string"),
+    ]
+    for bad, words in bad_batches:
+        with pytest.raises(InvalidInputError, match=words):
+            await store.aadd([*good, *bad])
+    with pytest.raises(InvalidInputError):
+        await store.aadd(good[0])  # type: ignore[arg-type]
+    assert _count(cassandra_session, keyspace, "docs") == 0
+    await store.aadd(good)
+    assert _count(cassandra_session, keyspace, "docs") == 50
+
+
+async def test_dimension_mismatch_with_an_existing_table(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    CassandraStore(
+        HashEmbedding(DIM), keyspace=keyspace, table="docs", session=cassandra_session
+    ).setup()
+    with pytest.raises(InvalidInputError, match="dimension"):
+        CassandraStore(
+            HashEmbedding(8),
+            keyspace=keyspace,
+            table="docs",
+            session=cassandra_session,
+            dimension=8,
+        ).setup()
+    # Without an explicit dimension the existing table's is used, and checked on use.
+    store = CassandraStore(
+        HashEmbedding(8), keyspace=keyspace, table="docs", session=cassandra_session
+    )
+    await store.asetup()
+    assert store.dimension == DIM
+    with pytest.raises(InvalidInputError, match="dimension 8"):
+        await store.aadd([Document("a", "text")])
+
+
+# --- writes ---------------------------------------------------------------------------------------
+
+
+async def test_upsert_replaces_the_tokens_entirely_and_progress_is_reported(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    emb = HashEmbedding(DIM)
+    store = CassandraStore(emb, keyspace=keyspace, table="docs", session=cassandra_session)
+    seen: list[tuple[int, int]] = []
+    docs = [Document(f"d{i}", f"text {i}", {"tags": ["a", f"t{i}"]}) for i in range(20)]
+    await store.aadd(docs, progress=lambda d, t: seen.append((d, t)))
+    assert seen[0] == (0, 20) and seen[-1] == (20, 20)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    await store.aadd([Document("d0", "text 0", {"tags": ["b"]})])
+    q = emb("text 0")
+    assert "d0" not in [
+        h.document.id for h in await store.aadjacent(MetadataEdge("tags", "a"), q, k=50)
+    ]
+    assert "d0" not in [
+        h.document.id for h in await store.aadjacent(MetadataEdge("tags", "t0"), q, k=50)
+    ]
+    assert [h.document.id for h in await store.aadjacent(MetadataEdge("tags", "b"), q, k=50)] == [
+        "d0"
+    ]
+    row = cassandra_session.execute(
+        f"SELECT tokens FROM {keyspace}.docs WHERE id = %s", ("d0",)
+    ).one()
+    assert set(row.tokens) == {'tags="b"', 'tags=["b"]'}
+    assert _count(cassandra_session, keyspace, "docs") == 20
+
+
+def test_sync_add_inside_a_running_loop(cassandra_session: Any, keyspace: str) -> None:
+    async def inside() -> CassandraStore:
+        store = CassandraStore(
+            HashEmbedding(DIM), keyspace=keyspace, table="docs", session=cassandra_session
+        )
+        store.add([Document("x", "inside a loop")])  # runs in a helper thread, no deadlock
+        return store
+
+    store = asyncio.run(inside())
+    assert store.dimension == DIM
+    assert _count(cassandra_session, keyspace, "docs") == 1
+
+
+def test_owned_session_is_closed_and_given_session_is_not(
+    cassandra_session: Any, cassandra_contact_points: str, keyspace: str
+) -> None:
+    owned = CassandraStore(
+        HashEmbedding(DIM),
+        keyspace=keyspace,
+        table="docs",
+        contact_points=cassandra_contact_points,
+    )
+    session = owned.session
+    owned.close()
+    assert session.is_shutdown
+    with CassandraStore(
+        HashEmbedding(DIM), keyspace=keyspace, table="docs", session=cassandra_session
+    ) as given:
+        given.add([Document("y", "kept")])
+    assert not cassandra_session.is_shutdown
+    assert _count(cassandra_session, keyspace, "docs") == 1
+
+
+def test_construction_inside_a_loop_does_no_io(cassandra_session: Any) -> None:
+    ks = f"t_{uuid.uuid4().hex[:12]}"
+
+    async def inside() -> CassandraStore:
+        store = CassandraStore(
+            HashEmbedding(DIM), keyspace=ks, table="docs", session=cassandra_session
+        )
+        assert (
+            store.dimension is None and cassandra_session.cluster.metadata.keyspaces.get(ks) is None
+        )
+        await store.aadd([Document("a", "alpha")])  # set-up happens here, in a worker thread
+        return store
+
+    try:
+        store = asyncio.run(inside())
+        assert store.dimension == DIM
+    finally:
+        cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {ks}")
+
+
+# --- error translation on raw server errors -------------------------------------------------------
+
+
+def test_translate_raw_server_errors(cassandra_session: Any, loaded: str) -> None:
+    q = HashEmbedding(DIM)("raw")
+    fq = f"{loaded}.graph"
+    raw_cases: list[tuple[str, tuple[Any, ...], type[Exception], str]] = [
+        (
+            f"SELECT id FROM {fq} ORDER BY embedding ANN OF %s LIMIT 1001",
+            (q,),
+            InvalidInputError,
+            "1000",
+        ),
+        (
+            f"SELECT id FROM {fq} ORDER BY embedding ANN OF %s LIMIT 3",
+            ([0.0] * DIM,),
+            StoreError,
+            "zero",
+        ),
+        (
+            f"SELECT id FROM {fq} ORDER BY embedding ANN OF %s LIMIT 3",
+            (q[:-1],),
+            InvalidInputError,
+            "dimension",
+        ),
+    ]
+    for cql, params, kind, words in raw_cases:
+        with pytest.raises(Exception) as info:
+            cassandra_session.execute(cql, params)
+        err = translate(info.value, "raw query")
+        assert isinstance(err, kind), (info.value, err)
+        assert words in str(err)
