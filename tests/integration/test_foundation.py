@@ -107,3 +107,44 @@ def test_dimension_is_a_schema_parameter(cassandra_session: Any, keyspace: str) 
     col = cassandra_session.cluster.metadata.keyspaces[keyspace].tables["wide"].columns["embedding"]
     assert col.cql_type == "vector<float, 384>"
     assert "vector<float, 384>" in table_statements(keyspace, "wide", 384)[0]
+
+
+def _server_error(session: Any, cql: str, params: tuple[Any, ...]) -> BaseException:
+    with pytest.raises(Exception) as info:
+        session.execute(session.prepare(cql), params)
+    return info.value
+
+
+def test_limit_above_1000_from_the_server_becomes_a_clear_hoprag_error(
+    cassandra_session: Any, loaded: str
+) -> None:
+    from hoprag.errors import InvalidInputError
+    from hoprag.stores.cassandra.errors import translate
+
+    raw = _server_error(
+        cassandra_session,
+        f"SELECT id FROM {loaded}.docs ORDER BY embedding ANN OF ? LIMIT ?",
+        ([1.0, 0.0, 0.0, 0.0], 1001),
+    )
+    assert type(raw).__name__ == "InvalidRequest"
+    err = translate(raw, "vector search")
+    assert isinstance(err, InvalidInputError)
+    assert "at most 1000" in str(err) and "vector search" in str(err)
+
+
+def test_zero_vector_failure_from_the_server_becomes_a_clear_hoprag_error(
+    cassandra_session: Any, loaded: str
+) -> None:
+    from hoprag.errors import StoreError
+    from hoprag.stores.cassandra.errors import translate
+
+    raw = _server_error(
+        cassandra_session,
+        f"SELECT id FROM {loaded}.docs ORDER BY embedding ANN OF ? LIMIT ?",
+        ([0.0, 0.0, 0.0, 0.0], 3),
+    )
+    # Cassandra 5.0.8 reports this as a replica failure, not an InvalidRequest.
+    assert type(raw).__name__ == "ReadFailure"
+    err = translate(raw, "vector search")
+    assert isinstance(err, StoreError)
+    assert "zero or NaN vector" in str(err)
