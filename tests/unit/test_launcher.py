@@ -37,6 +37,7 @@ def test_node_config_has_its_own_address_dirs_and_token(
     launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(launcher, "STATE", tmp_path)
+    monkeypatch.setattr(launcher, "FIRST_IP", 1)
     d = launcher.write_node_config(2, 3, fresh=True)
     yaml = (d / "conf" / "cassandra.yaml").read_text()
     assert "listen_address: 127.0.0.2" in yaml
@@ -45,6 +46,14 @@ def test_node_config_has_its_own_address_dirs_and_token(
     assert "initial_token: -3074457345618258603" in yaml
     assert f"{tmp_path}/node2/data/commitlog" in yaml
     assert "system.log" in (d / "conf" / "logback.xml").read_text()
+
+
+def test_first_ip_shifts_addresses_and_jmx_ports(
+    launcher: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "FIRST_IP", 4)
+    assert [launcher.node_addr(i) for i in (1, 2, 3)] == ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
+    assert len({launcher.jmx_port(i) for i in (1, 2, 3)} | {7100}) == 4
 
 
 def test_bad_hoprag_cassandra_port_is_a_clear_error() -> None:
