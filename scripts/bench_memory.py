@@ -102,13 +102,14 @@ def main() -> None:
     all_ok = True
     for name, params, gr_cls, hr_cls in cases:
         gr_times, hr_times, same = [], [], True
+        gr_strategy, hr_strategy = gr_cls(**params), hr_cls(**params)
         for q in qmap:
             g_t, g_res = median_seconds(
-                lambda q=q: gr_traverse(q, edges=EDGES, strategy=gr_cls(**params), store=gr_store),
+                lambda q=q, s=gr_strategy: gr_traverse(q, edges=EDGES, strategy=s, store=gr_store),
                 args.repeats,
             )
             h_t, h_res = median_seconds(
-                lambda q=q: hoprag.traverse(q, edges=EDGES, strategy=hr_cls(**params), store=store),
+                lambda q=q, s=hr_strategy: hoprag.traverse(q, edges=EDGES, strategy=s, store=store),
                 args.repeats,
             )
             gr_times.append(g_t)

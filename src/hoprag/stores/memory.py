@@ -69,6 +69,7 @@ class MemoryStore:
         self._n = 0
         self._dim: int | None = None
         self._index: dict[str, dict[Any, _Rows]] = {}
+        self._last_query: tuple[Sequence[float], NDArray[np.float32]] | None = None
 
     def __len__(self) -> int:
         return self._n
@@ -184,8 +185,14 @@ class MemoryStore:
         return rows
 
     def _query(self, embedding: Sequence[float]) -> NDArray[np.float32]:
+        # A traversal passes the same query object to every call: validate and normalise once.
+        cached = self._last_query
+        if cached is not None and cached[0] is embedding:
+            return cached[1]
         q = np.asarray(check_vector(embedding, what="query embedding", dim=self._dim), np.float64)
-        return (q / np.linalg.norm(q)).astype(np.float32)
+        unit = (q / np.linalg.norm(q)).astype(np.float32)
+        self._last_query = (embedding, unit)
+        return unit
 
     def _hit(self, row: int, score: float | None, include_embeddings: bool) -> Hit:
         if include_embeddings:
