@@ -11,9 +11,12 @@ from hoprag.documents import Node
 class HopStats:
     """One round of store queries. Hop 0 is the start (vector search plus initial roots).
     `queries` counts store operations by kind (`search`, `get`, `adjacent`); `rows` the hits the
-    store returned; `candidates` the new distinct documents handed to the strategy; `dropped`
-    the rows that were not new (already discovered, duplicates, beyond `adjacent_k`); `kept`
-    the nodes admitted right after this hop; `seconds` the wall time of the hop."""
+    store returned; `candidates` the new distinct documents the strategy considered (all new
+    documents handed to it, or, for a strategy that bounds them itself like `Beam`, the ones it
+    kept); `dropped` the rows that did not become candidates (already discovered, duplicates,
+    beyond `adjacent_k`, cut by the strategy's bound); `kept` the nodes admitted right after
+    this hop; `seconds` the wall time of the hop; `notes` strategy-specific counts (`Beam`:
+    `beam`, `pruned_nodes`, `pruned_edges`, `capped_edges`)."""
 
     depth: int
     edges: int = 0
@@ -24,6 +27,7 @@ class HopStats:
     dropped: int = 0
     kept: int = 0
     seconds: float = 0.0
+    notes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -61,6 +65,11 @@ class TraversalStats:
         return sum(h.candidates for h in self.hops)
 
     @property
+    def peak_candidates(self) -> int:
+        """The most candidates any single hop produced (0 before the first hop)."""
+        return max((h.candidates for h in self.hops), default=0)
+
+    @property
     def total_kept(self) -> int:
         """All admitted nodes."""
         return sum(h.kept for h in self.hops)
@@ -74,6 +83,7 @@ class TraversalStats:
                 f"{h.depth:>3} {h.edges:>6} {q.get('search', 0):>7} {q.get('get', 0):>3} "
                 f"{q.get('adjacent', 0):>8} {h.rows:>5} {h.candidates:>5} {h.kept:>5} "
                 f"{h.seconds:>8.4f}"
+                + "".join(f"  {k}={v}" for k, v in h.notes.items() if v)
             )
         return "\n".join(lines)
 

@@ -164,7 +164,7 @@ class _Run:
     def _new_edges(self, sources: Sequence[Node]) -> list[Edge]:
         new: dict[Edge, _Followed] = {}
         for node in sources:
-            for edge in sorted(node.outgoing_edges, key=_edge_sort_key):
+            for edge in sorted(self.state.edges_to_follow(node), key=_edge_sort_key):
                 if edge in self.followed:
                     continue
                 depth = node.depth + 1
@@ -253,7 +253,8 @@ class _Run:
             key=lambda e: e[0].score if e[0].score is not None else float("-inf"),
             reverse=True,
         )
-        return ranked[:k]
+        limit = self.state.hop_limit
+        return ranked if limit is None else ranked[:limit]
 
     def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
         nodes: list[Node] = []
@@ -282,9 +283,11 @@ class _Run:
         self.stats.hops.append(hop)
         nodes = await self.start(hop, root_ids)
         while True:
-            hop.candidates = len(nodes)
-            hop.dropped = hop.rows - len(nodes)
             self.state.iterate(nodes)
+            bounded = self.state.hop_candidates
+            hop.candidates = len(nodes) if bounded is None else bounded
+            hop.dropped = hop.rows - hop.candidates
+            hop.notes.update(self.state.take_notes())
             hop.kept = len(tracker.selected) - emitted
             hop.seconds = time.perf_counter() - t_hop
             self.stats.seconds = time.perf_counter() - t0

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from hoprag.documents import Node
+from hoprag.edges import Edge
 
 DEFAULT_SELECT_K = 5
 
@@ -107,6 +108,32 @@ class RunState(ABC):
     def iterate(self, nodes: Sequence[Node]) -> None:
         """Take the newly discovered nodes of a hop (possibly none) and admit / choose nodes to
         traverse through `self.tracker`."""
+
+    # Hooks the coordinator calls; the defaults are graph-retriever's rules (Eager, Mmr, Scored).
+
+    def edges_to_follow(self, node: Node) -> Iterable[Edge]:
+        """The outgoing edges of `node` (chosen for traversal) whose targets the coordinator
+        should fetch. Default: all of them. A strategy may drop edges here (pruning, caps), so
+        that they never reach the store."""
+        return node.outgoing_edges
+
+    @property
+    def hop_limit(self) -> int | None:
+        """The most documents (best query similarity first, already-discovered ones included)
+        a hop's fetched results are cut to before new nodes are made; None: no cut. Default
+        `adjacent_k`, graph-retriever's "most new documents fetched per hop"."""
+        return self.strategy.adjacent_k
+
+    @property
+    def hop_candidates(self) -> int | None:
+        """After `iterate`: how many of the hop's new nodes the strategy kept as candidates,
+        when it bounds them itself (reported as `HopStats.candidates`); None: all of them."""
+        return None
+
+    def take_notes(self) -> dict[str, int]:
+        """Strategy-specific counts for the current hop (e.g. pruned edges), returned and
+        cleared; the coordinator adds them to `HopStats.notes`."""
+        return {}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
