@@ -104,7 +104,7 @@ def _b64(text: str) -> int:
 
 
 def _collapse(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def headword_slug(headword: str) -> str:
@@ -293,25 +293,26 @@ def _build(art: _Article, resolver: _Resolver, stats: FoldocStats, unresolved: C
     return Document(id=art.id, content=f"{title}\n\n{body}".strip(), metadata=metadata)
 
 
-def read_foldoc(path: str | Path | None = None) -> FoldocData:
-    """Parse the whole FOLDOC database (by default from `/usr/share/dictd`; `path` may be a
+def read_foldoc(path: str | Path | None = None, *, limit: int | None = None) -> FoldocData:
+    """Parse the FOLDOC database (by default from `/usr/share/dictd`; `path` may be a
     directory holding `foldoc.index` and `foldoc.dict[.dz]`, or one of those files) and
-    return its documents in file order with counts. Raises `DatasetNotInstalledError` when
-    the files are missing."""
+    return its documents in file order with counts. Every headword is read so that
+    cross-references resolve to any article, but only the first `limit` articles are built
+    (and counted in the reference, link, date and tag counts). Raises
+    `DatasetNotInstalledError` when the files are missing."""
     index, data = _files(path)
     articles, headwords = _read_articles(index, data)
     stats = FoldocStats(articles=len(articles), headwords=headwords)
     stats.renamed_duplicates = _assign_ids(articles)
     resolver = _Resolver(articles)
     unresolved: Counter[str] = Counter()
-    documents = [_build(a, resolver, stats, unresolved) for a in articles]
+    chosen = articles if limit is None else articles[: max(limit, 0)]
+    documents = [_build(a, resolver, stats, unresolved) for a in chosen]
     return FoldocData(documents=documents, stats=stats, unresolved=unresolved)
 
 
 def load_foldoc(*, limit: int | None = None, path: str | Path | None = None) -> Iterator[Document]:
-    """Yield FOLDOC articles as Documents in file order, at most `limit` of them. The whole
-    file is parsed first (about a second) so that cross-references resolve to every article,
-    including those past the limit."""
-    data = read_foldoc(path)
-    docs = data.documents if limit is None else data.documents[: max(limit, 0)]
-    return iter(docs)
+    """FOLDOC articles as Documents in file order, at most `limit` of them (see `read_foldoc`:
+    cross-references resolve to every article, including those past the limit). Raises
+    `DatasetNotInstalledError` at once when the files are missing."""
+    return iter(read_foldoc(path, limit=limit).documents)
