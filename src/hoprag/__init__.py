@@ -4,7 +4,8 @@ A query is embedded, a vector search finds start documents, and the traversal fo
 defined by the documents' metadata hop by hop, streaming each admitted node with its depth,
 score and path. `atraverse` / `astream` / `traverse` run a traversal over any `Store`
 (`hoprag.stores.MemoryStore`, `hoprag.stores.CassandraStore`) with a `Strategy`
-(`Eager`, `Mmr`, `Scored`)."""
+(`Eager`, `Mmr`, `Scored`, or the path search `Beam` with its `Prune` and
+signals `StartBoost`, `Importance`, `Recency`)."""
 
 from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
@@ -19,12 +20,25 @@ from hoprag.edges import (
     parse_edges,
 )
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
-from hoprag.strategies import Eager, Mmr, RunState, Scored, Strategy
+from hoprag.strategies import (
+    Beam,
+    Eager,
+    Importance,
+    Mmr,
+    Prune,
+    Recency,
+    RunState,
+    Scored,
+    Signal,
+    StartBoost,
+    Strategy,
+)
 from hoprag.traversal import TraversalStream, astream, atraverse, traverse
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Beam",
     "Document",
     "Eager",
     "Edge",
@@ -34,13 +48,18 @@ __all__ = [
     "HopStats",
     "Id",
     "IdEdge",
+    "Importance",
     "MetadataEdge",
     "MetadataEdgeFunction",
     "Mmr",
     "Node",
     "Path",
+    "Prune",
+    "Recency",
     "RunState",
     "Scored",
+    "Signal",
+    "StartBoost",
     "Strategy",
     "TraversalResult",
     "TraversalStats",

@@ -102,6 +102,16 @@ class IdEdge(Edge):
         return f"$id={self.id}"
 
 
+def edge_sort_key(edge: Edge) -> tuple[int, str, str]:
+    """A deterministic order of edges (metadata edges by field and value, then id edges by
+    id), so that the edges of a node are queried and numbered the same way in every run."""
+    if isinstance(edge, MetadataEdge):
+        return (0, edge.incoming_field, repr(edge.value))
+    if isinstance(edge, IdEdge):
+        return (1, "", edge.id)
+    return (2, type(edge).__name__, repr(edge))
+
+
 @dataclass(frozen=True, slots=True)
 class Edges:
     """A document's edges: `incoming` are the edges that lead to it, `outgoing` the edges it

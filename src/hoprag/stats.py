@@ -82,8 +82,7 @@ class TraversalStats:
             lines.append(
                 f"{h.depth:>3} {h.edges:>6} {q.get('search', 0):>7} {q.get('get', 0):>3} "
                 f"{q.get('adjacent', 0):>8} {h.rows:>5} {h.candidates:>5} {h.kept:>5} "
-                f"{h.seconds:>8.4f}"
-                + "".join(f"  {k}={v}" for k, v in h.notes.items() if v)
+                f"{h.seconds:>8.4f}" + "".join(f"  {k}={v}" for k, v in h.notes.items() if v)
             )
         return "\n".join(lines)
 

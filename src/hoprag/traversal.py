@@ -17,7 +17,15 @@ from typing import Any
 import anyio
 
 from hoprag.documents import Document, Node, Path
-from hoprag.edges import Edge, EdgeFunction, EdgeSpec, IdEdge, MetadataEdge, parse_edges
+from hoprag.edges import (
+    Edge,
+    EdgeFunction,
+    EdgeSpec,
+    IdEdge,
+    MetadataEdge,
+    edge_sort_key,
+    parse_edges,
+)
 from hoprag.embeddings.base import aembed_query, check_vector
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import Filter, Hit
@@ -26,14 +34,6 @@ from hoprag.strategies.base import RunState, Strategy
 DEFAULT_MAX_CONCURRENCY = 16
 
 EdgesArg = Iterable[EdgeSpec] | EdgeFunction
-
-
-def _edge_sort_key(edge: Edge) -> tuple[int, str, str]:
-    if isinstance(edge, MetadataEdge):
-        return (0, edge.incoming_field, repr(edge.value))
-    if isinstance(edge, IdEdge):
-        return (1, "", edge.id)
-    return (2, type(edge).__name__, repr(edge))
 
 
 class _Followed:
@@ -164,7 +164,7 @@ class _Run:
     def _new_edges(self, sources: Sequence[Node]) -> list[Edge]:
         new: dict[Edge, _Followed] = {}
         for node in sources:
-            for edge in sorted(self.state.edges_to_follow(node), key=_edge_sort_key):
+            for edge in sorted(self.state.edges_to_follow(node), key=edge_sort_key):
                 if edge in self.followed:
                     continue
                 depth = node.depth + 1

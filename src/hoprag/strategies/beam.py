@@ -1,0 +1,414 @@
+"""Beam: path search. Expand one hop at a time, score every candidate path, keep only the best
+`beam_width` paths for the next hop, and return the best-scoring nodes with their paths.
+
+Scoring (all numbers are plain floats; `sim(v)` is the cosine similarity of document `v` to
+the query, -1 when the store gave none):
+
+- relevance of a path `v0 -> v1 -> ... -> vd` (`_relevance`):
+  `R(v0) = sim(v0)` and `R(vi) = (1 - decay) * sim(vi) + decay * R(v(i-1))`, i.e. the
+  weighted mean `sum_i (1 - decay) * decay**(d - i) * sim(vi)` (with weight `decay**d` on
+  `sim(v0)`): the end node's own relevance counts most and an ancestor `j` hops up counts
+  `decay**j` as much; the weights sum to 1, so `R` stays in [-1, 1].
+- bonus (`_bonus`): `B = sum_s w_s * f_s + w_p * f_p`, each `f` in [0, 1]: the signals
+  (`StartBoost`, `Importance`, `Recency`, or any `Signal`) and the path preference
+  (`f_p` = length of the longest common prefix of the path's node types and
+  `path_preference`, divided by `min(len(path), len(path_preference))`). When the weights
+  sum to more than `max_bonus` they are all scaled down by the same factor, so
+  `0 <= B <= max_bonus` always.
+- path score (`_path_score`): `S = R + B`. Hence a path whose relevance is more than
+  `max_bonus` below another's can never outrank it: the auxiliary signals only reorder
+  near-ties (relevance gaps of at most `max_bonus`, 0.05 by default).
+
+Search, per hop: hop 0 scores the start nodes (vector search plus initial roots). At each
+next hop the beam's nodes are expanded; each expanded node `u` asks for its outgoing edges
+(pruned edges dropped; at most `max_edges_per_node` not-yet-followed edges when set), the
+coordinator fetches `adjacent_k` documents per edge, and `u` keeps at most `adjacent_k` new
+documents in total: those whose path through `u` scores best. A document kept by several
+expanded nodes takes the best-scoring of those paths. So a hop has at most
+`beam_width * adjacent_k` candidates whatever the branching. The hop's `beam_width`
+best-scoring candidates that may be expanded (not leaves, below `max_depth`) form the next
+beam. When the beam is empty, the `select_k` best-scoring candidates of all hops are admitted,
+best first (ties: higher relevance, shallower, discovered earlier)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from hoprag.documents import Node, Path
+from hoprag.edges import MISSING, Edge, edge_sort_key, nested_get
+from hoprag.strategies.base import RunState, Strategy, _check_int
+from hoprag.strategies.signals import Signal, SignalContext
+
+NodePredicate = Callable[[Node], bool]
+EdgePredicate = Callable[[Edge], bool]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prune:
+    """Predicates that cut branches before they are expanded, so they cost no queries.
+
+    - `node(node) -> True`: drop the node: it is not a candidate, not returned, never
+      expanded. It is evaluated on a newly found document (with the path that reached it)
+      before it competes for the beam; start nodes included.
+    - `edge(edge) -> True`: never follow this edge (a `MetadataEdge(field, value)` or an
+      `IdEdge(id)`): it is never sent to the store.
+    - `leaf(node) -> True`: keep the node as a candidate (it may be returned) but never expand
+      it; it does not take a place in the beam.
+    """
+
+    node: NodePredicate | None = None
+    edge: EdgePredicate | None = None
+    leaf: NodePredicate | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("node", "edge", "leaf"):
+            fn = getattr(self, name)
+            if fn is not None and not callable(fn):
+                raise TypeError(f"Prune.{name} must be a callable returning bool, got {fn!r}")
+
+
+def _check_number(name: str, value: Any, *, low: float, high: float, high_open: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    ok = low <= value < high if high_open else low <= value <= high
+    if not ok or math.isnan(value):
+        bracket = ")" if high_open else "]"
+        raise ValueError(f"{name} must be in [{low}, {high}{bracket}, got {value}")
+    return float(value)
+
+
+def _sim(node: Node) -> float:
+    s = node.similarity_score
+    return float(s) if s is not None and math.isfinite(s) else -1.0
+
+
+def _types(value: Any) -> frozenset[str]:
+    if isinstance(value, str):
+        return frozenset((value,))
+    if isinstance(value, list | tuple | set | frozenset):
+        return frozenset(v for v in value if isinstance(v, str))
+    return frozenset()
+
+
+class _BeamRun(RunState):
+    strategy: Beam
+
+    def __init__(self, strategy: Beam, query_embedding: Sequence[float] | None) -> None:
+        super().__init__(strategy, query_embedding)
+        self._now = datetime.now(UTC)
+        self._hop = 0
+        self._pool: dict[str, Node] = {}
+        self._relevance: dict[str, float] = {}
+        self._start_strength: dict[str, float] = {}
+        # Edges asked this hop -> the expanded nodes that asked them (in beam order).
+        self._asked_by: dict[Edge, list[Node]] = {}
+        self._asked: set[Edge] = set()
+        self._notes: dict[str, int] = {}
+        self._candidates: int | None = None
+        self._prune = strategy.prune if isinstance(strategy.prune, Prune) else None
+        weights = [s.weight for s in strategy.signals]
+        pref_weight = strategy.preference_weight if strategy.path_preference else 0.0
+        total = sum(weights) + pref_weight
+        scale = min(1.0, strategy.max_bonus / total) if total > 0 else 0.0
+        self._signals = [(s, w * scale) for s, w in zip(strategy.signals, weights, strict=True)]
+        self._pref_weight = pref_weight * scale
+
+    # -- coordinator hooks -----------------------------------------------------------------
+
+    @property
+    def hop_limit(self) -> int | None:
+        """No hop-wide cut: Beam bounds candidates per expanded node instead."""
+        return None
+
+    @property
+    def hop_candidates(self) -> int | None:
+        """The candidates kept at the last hop (after pruning and the per-node bound)."""
+        return self._candidates
+
+    def take_notes(self) -> dict[str, int]:
+        """This hop's `beam`, `pruned_nodes`, `pruned_edges` and `capped_edges` counts."""
+        notes, self._notes = self._notes, {}
+        return notes
+
+    def _note(self, key: str, n: int) -> None:
+        if n:
+            self._notes[key] = self._notes.get(key, 0) + n
+
+    def edges_to_follow(self, node: Node) -> Iterable[Edge]:
+        """The node's outgoing edges minus pruned ones; of those not followed yet in this run,
+        at most `max_edges_per_node`, in `edge_sort_key` order."""
+        prune = self._prune
+        edges = sorted(node.outgoing_edges, key=edge_sort_key)
+        if prune is not None and prune.edge is not None:
+            kept = [e for e in edges if not prune.edge(e)]
+            self._note("pruned_edges", len(edges) - len(kept))
+            edges = kept
+        cap = self.strategy.max_edges_per_node
+        if cap is not None:
+            fresh = [e for e in edges if e not in self._asked]
+            if len(fresh) > cap:
+                self._note("capped_edges", len(fresh) - cap)
+                dropped = set(fresh[cap:])
+                edges = [e for e in edges if e not in dropped]
+        for edge in edges:
+            self._asked_by.setdefault(edge, []).append(node)
+        self._asked.update(edges)
+        return edges
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def _context(self, extra: Sequence[Node] = ()) -> SignalContext:
+        return SignalContext(
+            now=self._now,
+            start_strength=self._start_strength,
+            seen=[*self._pool.values(), *extra],
+        )
+
+    def _conformance(self, node: Node, path: Path) -> float:
+        pref = self.strategy.path_preference
+        assert pref is not None
+        field = self.strategy.type_field
+        n = min(len(path.nodes), len(pref))
+        match = 0
+        for i in range(n):
+            step = node if i == len(path.nodes) - 1 else self._pool[path.nodes[i]]
+            value = nested_get(step.metadata, field)
+            if value is MISSING or pref[i] not in _types(value):
+                break
+            match += 1
+        return match / n
+
+    def _bonus(self, node: Node, path: Path, ctx: SignalContext) -> float:
+        total = 0.0
+        for signal, weight in self._signals:
+            if weight == 0.0:
+                continue
+            v = signal.value(node, path, ctx)
+            if isinstance(v, bool) or not isinstance(v, int | float) or math.isnan(v):
+                raise ValueError(f"{signal!r} returned {v!r} for node {node.id!r}; want [0, 1]")
+            total += weight * min(max(float(v), 0.0), 1.0)
+        if self._pref_weight:
+            total += self._pref_weight * self._conformance(node, path)
+        return min(total, self.strategy.max_bonus)
+
+    def _relevance_via(self, node: Node, parent: Node | None) -> float:
+        if parent is None:
+            return _sim(node)
+        decay = self.strategy.decay
+        return (1.0 - decay) * _sim(node) + decay * self._relevance[parent.id]
+
+    # -- one hop ---------------------------------------------------------------------------
+
+    def _start(self, nodes: Sequence[Node]) -> list[Node]:
+        prune = self._prune
+        kept = [n for n in nodes if prune is None or prune.node is None or not prune.node(n)]
+        self._note("pruned_nodes", len(nodes) - len(kept))
+        sims = [_sim(n) for n in kept]
+        lo, hi = min(sims, default=0.0), max(sims, default=0.0)
+        for n, s in zip(kept, sims, strict=True):
+            self._start_strength[n.id] = 1.0 if hi == lo else (s - lo) / (hi - lo)
+            self._relevance[n.id] = s
+        return kept
+
+    def _expand(self, nodes: Sequence[Node]) -> list[Node]:
+        """Choose each new node's best path through this hop's expanded nodes, prune, and keep
+        at most `adjacent_k` per expanded node; return the kept nodes (discovery order)."""
+        asked_by = self._asked_by
+        prune = self._prune
+        ctx = self._context(nodes)
+        # Every (expanded node, edge) that links to each new node, scored.
+        links: list[dict[str, tuple[float, float, Node, Edge]]] = []
+        live: list[int] = []
+        for i, node in enumerate(nodes):
+            options: dict[str, tuple[float, float, Node, Edge]] = {}
+            for edge in sorted(node.incoming_edges & asked_by.keys(), key=edge_sort_key):
+                for parent in asked_by[edge]:
+                    if parent.id in options or parent.id == node.id:
+                        continue
+                    path = parent.path.extend(edge, node.id)
+                    rel = self._relevance_via(node, parent)
+                    options[parent.id] = (rel + self._bonus(node, path, ctx), rel, parent, edge)
+            links.append(options)
+            if not options:
+                continue
+            best = max(options.values(), key=lambda o: (o[0], o[1]))
+            node.path = best[2].path.extend(best[3], node.id)
+            node.depth = len(node.path.nodes) - 1
+            if prune is not None and prune.node is not None and prune.node(node):
+                self._note("pruned_nodes", 1)
+                continue
+            live.append(i)
+        # Per expanded node: its adjacent_k best-scoring new neighbours.
+        k = self.strategy.adjacent_k
+        per_parent: dict[str, list[tuple[float, float, int]]] = {}
+        for i in live:
+            for parent_id, (score, rel, _, _) in links[i].items():
+                per_parent.setdefault(parent_id, []).append((score, rel, i))
+        keepers: dict[int, list[str]] = {}
+        for parent_id, entries in per_parent.items():
+            entries.sort(key=lambda e: (-e[0], -e[1], e[2]))
+            for _, _, i in entries[:k]:
+                keepers.setdefault(i, []).append(parent_id)
+        kept: list[Node] = []
+        for i in sorted(keepers):
+            node = nodes[i]
+            options = links[i]
+            score, rel, parent, edge = max(
+                (options[p] for p in keepers[i]), key=lambda o: (o[0], o[1])
+            )
+            node.path = parent.path.extend(edge, node.id)
+            node.depth = len(node.path.nodes) - 1
+            self._relevance[node.id] = rel
+            kept.append(node)
+        return kept
+
+    def iterate(self, nodes: Sequence[Node]) -> None:
+        kept = self._start(nodes) if self._hop == 0 else self._expand(nodes)
+        self._hop += 1
+        self._candidates = len(kept)
+        self._asked_by = {}
+        for node in kept:
+            self._pool[node.id] = node
+        # The next beam: this hop's best expandable candidates.
+        ctx = self._context()
+        ranked = sorted(
+            enumerate(kept),
+            key=lambda e: (
+                -(self._relevance[e[1].id] + self._bonus(e[1], e[1].path, ctx)),
+                -self._relevance[e[1].id],
+                e[0],
+            ),
+        )
+        tracker = self.tracker
+        leaf = self._prune.leaf if self._prune is not None else None
+        beam = 0
+        if tracker.remaining > 0:
+            for _, node in ranked:
+                if beam >= self.strategy.beam_width:
+                    break
+                if leaf is not None and leaf(node):
+                    continue
+                beam += tracker.traverse([node])
+        self._note("beam", beam)
+        if not tracker.to_traverse:
+            self._finish()
+
+    def _finish(self) -> None:
+        """Score every candidate against the whole run and admit the `select_k` best."""
+        ctx = self._context()
+        scores: dict[str, tuple[float, float, float]] = {}
+        for node_id, node in self._pool.items():
+            rel = self._relevance[node_id]
+            bonus = self._bonus(node, node.path, ctx)
+            scores[node_id] = (rel + bonus, rel, bonus)
+        order = {node_id: i for i, node_id in enumerate(self._pool)}
+        ranked = sorted(
+            self._pool.values(),
+            key=lambda n: (-scores[n.id][0], -scores[n.id][1], n.depth, order[n.id]),
+        )
+        chosen = ranked[: self.tracker.remaining]
+        for node in chosen:
+            score, rel, bonus = scores[node.id]
+            node.extra_metadata["_path_score"] = float(score)
+            node.extra_metadata["_relevance"] = float(rel)
+            node.extra_metadata["_bonus"] = float(bonus)
+            node.extra_metadata["_path_scores"] = [float(scores[i][0]) for i in node.path.nodes]
+        self.tracker.select(chosen)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Beam(Strategy):
+    """Path search: per hop only the `beam_width` best-scoring paths are expanded; a path's
+    score is its relevance to the query plus a bounded bonus (see the module docstring for the
+    exact formulas). Returns the `select_k` best-scoring nodes of the whole search, best first,
+    each with its best path (`path`, `_path`), `_path_score`, `_relevance`, `_bonus` and
+    `_path_scores` (the score of each step of `_path`, aligned with it).
+
+    - `beam_width`: paths expanded per hop (>= 1).
+    - `max_depth`: hops from a start node (None: until the beam runs dry).
+    - `start_k`: start documents from the vector search; `adjacent_k`: documents fetched per
+      edge and the most new candidates each expanded node may add (so a hop has at most
+      `beam_width * adjacent_k` candidates).
+    - `path_preference`: node types (values of metadata field `type_field`; a list value
+      matches if it contains the type) that paths earn a bonus for following, as a prefix:
+      the path's first node should have type `path_preference[0]`, the second
+      `path_preference[1]`, and so on (see `preference_weight`). Other paths are not excluded.
+    - `signals`: auxiliary signals (`StartBoost`, `Importance`, `Recency`, any `Signal`).
+    - `prune`: a `Prune(node=..., edge=..., leaf=...)`, or a callable `Node -> bool` used as
+      `Prune(node=...)`.
+    - `decay` in [0, 1): the weight of the parent path's relevance in a node's relevance.
+    - `preference_weight`: the bonus weight of a fully conforming path.
+    - `max_bonus`: the cap on the total bonus; relevance gaps above it are never overturned.
+    - `max_edges_per_node`: when set, an expanded node queries at most this many edges not
+      yet followed in the run (in `edge_sort_key` order: metadata edges by field then value,
+      then id edges); the rest are counted as `capped_edges`. Use `Prune(edge=...)` to choose
+      which edges to skip instead. None (default): no cap.
+    """
+
+    select_k: int = 10
+    max_depth: int | None = 3
+    beam_width: int = 10
+    path_preference: Sequence[str] | None = None
+    type_field: str = "type"
+    signals: Sequence[Signal] = ()
+    prune: Prune | NodePredicate | None = None
+    decay: float = 0.3
+    preference_weight: float = 0.03
+    max_bonus: float = 0.05
+    max_edges_per_node: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check_int("beam_width", self.beam_width, minimum=1)
+        _check_int("max_edges_per_node", self.max_edges_per_node, allow_none=True, minimum=1)
+        pref = self.path_preference
+        if pref is not None:
+            if isinstance(pref, str) or not isinstance(pref, Sequence):
+                raise TypeError(
+                    f"path_preference must be a sequence of node types, e.g. "
+                    f"('company', 'person'), got {pref!r}"
+                )
+            if not all(isinstance(t, str) and t for t in pref):
+                raise TypeError(f"path_preference types must be non-empty strings, got {pref!r}")
+            object.__setattr__(self, "path_preference", tuple(pref) or None)
+        if not isinstance(self.type_field, str) or not self.type_field:
+            raise TypeError(f"type_field must be a non-empty field name, got {self.type_field!r}")
+        signals = self.signals
+        if isinstance(signals, Signal) or not isinstance(signals, Iterable):
+            raise TypeError(f"signals must be a sequence of Signal objects, got {signals!r}")
+        signals = tuple(signals)
+        for s in signals:
+            if not isinstance(s, Signal):
+                raise TypeError(
+                    f"signals must be Signal objects (StartBoost, Importance, Recency), got {s!r}"
+                )
+        object.__setattr__(self, "signals", signals)
+        prune = self.prune
+        if prune is not None and not isinstance(prune, Prune):
+            if not callable(prune):
+                raise TypeError(
+                    f"prune must be a Prune(node=..., edge=..., leaf=...) or a callable "
+                    f"Node -> bool, got {prune!r}"
+                )
+            object.__setattr__(self, "prune", Prune(node=prune))
+        object.__setattr__(
+            self, "decay", _check_number("decay", self.decay, low=0, high=1, high_open=True)
+        )
+        for name in ("preference_weight", "max_bonus"):
+            object.__setattr__(
+                self,
+                name,
+                _check_number(name, getattr(self, name), low=0, high=1, high_open=False),
+            )
+
+    def finalize(self, selected: Sequence[Node]) -> list[Node]:
+        """Admitted nodes by descending `_path_score` (stable)."""
+        return sorted(selected, key=lambda n: n.extra_metadata["_path_score"], reverse=True)
+
+    def start_run(self, query_embedding: Sequence[float] | None) -> RunState:
+        """A fresh per-call state."""
+        return _BeamRun(self, query_embedding)
