@@ -14,9 +14,11 @@ from hoprag.embeddings.base import (
 from hoprag.embeddings.hash import HashEmbedding
 
 __all__ = [
+    "CachedEmbedding",
     "Embedding",
     "EmbeddingsLike",
     "HashEmbedding",
+    "MiniLMEmbedding",
     "aembed_documents",
     "aembed_query",
     "check_vector",
@@ -26,9 +28,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # MiniLMEmbedding needs the [minilm] extra; import it only when asked for.
+    # Imported on first use: MiniLMEmbedding needs the [minilm] extra (torch is imported only
+    # when the model is first used), CachedEmbedding needs sqlite3.
     if name == "MiniLMEmbedding":
-        from hoprag.embeddings.minilm import MiniLMEmbedding  # type: ignore[import-not-found]
+        from hoprag.embeddings.minilm import MiniLMEmbedding
 
         return MiniLMEmbedding
-    raise AttributeError(name)
+    if name == "CachedEmbedding":
+        from hoprag.embeddings.cache import CachedEmbedding
+
+        return CachedEmbedding
+    raise AttributeError(f"module 'hoprag.embeddings' has no attribute {name!r}")
