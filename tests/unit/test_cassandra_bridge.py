@@ -1,0 +1,336 @@
+"""The driver-future bridge, the prepared-statement cache, the numpy vector codec, the cassio
+layout and the Astra set-up, tested with fakes (no Cassandra, no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from cassandra.cqltypes import lookup_casstype
+from langchain_core.documents import Document as LCDocument
+from langchain_graph_retriever.transformers import ShreddingTransformer
+
+from hoprag import Document, MetadataEdge
+from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError, StoreError
+from hoprag.stores.cassandra import bridge, vectors
+from hoprag.stores.cassandra.layouts import CassioLayout, cassio_string
+from hoprag.stores.cassandra.store import CassandraStore
+
+# --- a fake ResponseFuture ---------------------------------------------------------------------
+
+
+class FakeResponseFuture:
+    """Delivers `pages` one by one from another thread after `delay` seconds, like the
+    driver's IO thread; `result()` (a synchronous wait) must never be called."""
+
+    def __init__(self, pages: list[Any], delay: float = 0.01, error: Exception | None = None):
+        self.pages = pages
+        self.delay = delay
+        self.error = error
+        self.index = 0
+        self.callbacks: list[tuple[Callable[..., None], Callable[..., None]]] = []
+        self.cleared = False
+        self.fetches = 0
+        self.threads: set[str] = set()
+
+    def add_callbacks(self, ok: Callable[..., None], err: Callable[..., None]) -> None:
+        self.callbacks.append((ok, err))
+        self._later()
+
+    def _later(self) -> None:
+        def fire() -> None:
+            time.sleep(self.delay)
+            self.threads.add(threading.current_thread().name)
+            for ok, err in list(self.callbacks):
+                if self.error is not None:
+                    err(self.error)
+                else:
+                    ok(self.pages[self.index])
+
+        threading.Thread(target=fire, name="fake-io", daemon=True).start()
+
+    @property
+    def has_more_pages(self) -> bool:
+        return self.index < len(self.pages) - 1
+
+    def start_fetching_next_page(self) -> None:
+        self.fetches += 1
+        self.index += 1
+        self._later()
+
+    def clear_callbacks(self) -> None:
+        self.cleared = True
+        self.callbacks = []
+
+    def result(self) -> Any:
+        raise AssertionError("the bridge must not wait synchronously on a ResponseFuture")
+
+
+class FakeSession:
+    def __init__(self, rf_factory: Callable[[], FakeResponseFuture]) -> None:
+        self.rf_factory = rf_factory
+        self.issued: list[tuple[Any, Any, dict[str, Any]]] = []
+        self.last: FakeResponseFuture | None = None
+
+    def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
+        self.issued.append((stmt, params, kw))
+        self.last = self.rf_factory()
+        return self.last
+
+
+async def test_all_pages_are_collected_without_blocking_the_loop() -> None:
+    session = FakeSession(lambda: FakeResponseFuture([[1, 2], [3], [4, 5]], delay=0.05))
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.005)
+
+    t = asyncio.create_task(ticker())
+    rows = await bridge.execute(session, "stmt", (1,), request_timeout=3.0)
+    t.cancel()
+    assert rows == [1, 2, 3, 4, 5]
+    assert session.last is not None and session.last.fetches == 2
+    assert session.last.threads == {"fake-io"}
+    assert ticks >= 10  # the loop kept running while the pages were on their way
+    assert session.issued[0][2] == {"timeout": 3.0}
+
+
+async def test_max_rows_stops_paging() -> None:
+    session = FakeSession(lambda: FakeResponseFuture([[1, 2], [3], [4]]))
+    assert await bridge.execute(session, "s", None, max_rows=2) == [1, 2]
+    assert session.last is not None and session.last.fetches == 0
+
+
+async def test_errors_propagate() -> None:
+    session = FakeSession(lambda: FakeResponseFuture([[]], error=RuntimeError("server said no")))
+    with pytest.raises(RuntimeError, match="server said no"):
+        await bridge.execute(session, "s", None)
+
+
+async def test_cancellation_is_safe_and_clears_callbacks() -> None:
+    session = FakeSession(lambda: FakeResponseFuture([[1]], delay=0.2))
+    loop = asyncio.get_running_loop()
+    errors: list[Any] = []
+    loop.set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+    try:
+        task = asyncio.create_task(bridge.execute(session, "s", None))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert session.last is not None and session.last.cleared
+        await asyncio.sleep(0.3)  # the late answer arrives and is dropped quietly
+    finally:
+        loop.set_exception_handler(None)
+    assert errors == []
+
+
+async def test_a_late_answer_after_cancel_is_dropped_even_if_already_scheduled() -> None:
+    loop = asyncio.get_running_loop()
+    pages = bridge._Pages(loop)
+    pages.current.cancel()
+    pages._deliver([1], None)  # would raise InvalidStateError without the done() check
+    pages._deliver(None, RuntimeError("late"))
+
+
+async def test_prepare_happens_once_in_a_worker_thread() -> None:
+    main = threading.current_thread()
+    calls: list[threading.Thread] = []
+
+    class PrepSession:
+        def prepare(self, query: str) -> str:
+            calls.append(threading.current_thread())
+            time.sleep(0.05)
+            return f"prepared:{query}"
+
+    configured: list[str] = []
+    cache = bridge.PreparedCache(PrepSession(), configured.append)
+    got = await asyncio.gather(*(cache.get("SELECT 1") for _ in range(5)))
+    assert got == ["prepared:SELECT 1"] * 5
+    assert len(calls) == 1 and calls[0] is not main
+    assert configured == ["prepared:SELECT 1"]
+    assert await cache.get("SELECT 1") == "prepared:SELECT 1" and len(calls) == 1
+
+
+# --- the numpy vector codec -------------------------------------------------------------------
+
+
+def test_vector_codec_gives_the_drivers_exact_results() -> None:
+    vt = lookup_casstype(
+        "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 5)"
+    )
+    v = [0.1, -2.5, 3.0e-8, 1.0e30, 7.0]
+    vectors.uninstall()
+    try:
+        raw = vt.serialize(v, 5)
+        decoded = vt.deserialize(raw, 5)
+        vectors.install()
+        assert vectors.installed()
+        assert vt.serialize(v, 5) == raw
+        assert vt.serialize(np.asarray(v), 5) == raw
+        fast = vt.deserialize(raw, 5)
+        assert fast == decoded and type(fast) is list and type(fast[0]) is float
+        with pytest.raises(ValueError):
+            vt.deserialize(raw[:-1], 5)
+        with pytest.raises(ValueError):
+            vt.serialize(v[:-1], 5)
+        # Other subtypes still go through the driver's own code.
+        it = lookup_casstype(
+            "org.apache.cassandra.db.marshal.VectorType("
+            "org.apache.cassandra.db.marshal.Int32Type, 2)"
+        )
+        assert it.deserialize(it.serialize([3, 4], 5), 5) == [3, 4]
+    finally:
+        vectors.install()
+
+
+# --- the cassio layout -----------------------------------------------------------------------
+
+
+def test_cassio_strings_match_cassio() -> None:
+    from cassio.table.mixins.metadata import MetadataMixin
+
+    for value in ["a", 1, 1.0, 2.5, True, False, None, [1, "a"], {"k": 1}]:
+        assert cassio_string(value) == MetadataMixin._coerce_string(value), value
+
+
+def test_cassio_conditions_match_the_shredding_transformer() -> None:
+    layout = CassioLayout("ks", "t", list_fields={"tags"})
+    shredder = ShreddingTransformer()
+    for value in ["x", 3, 2.5, True, "é→§"]:
+        assert layout.conditions("tags", value) == [
+            (shredder.shredded_key("tags", value), shredder.shredded_value())
+        ]
+    assert layout.conditions("tags", ["a", "b"]) == [
+        ('tags→"a"', "§"),
+        ('tags→"b"', "§"),
+    ]
+    assert layout.conditions("n", 1) == [("n", "1.0")]
+    assert layout.conditions("ok", True) == [("ok", "true")]
+
+
+def test_cassio_rows_decode_like_restore_documents() -> None:
+    layout = CassioLayout("ks", "t", list_fields={"tags"})
+    md = {"tags": ["a", 2, True], "kind": "k", "empty": []}
+    shredded = ShreddingTransformer().transform_documents([LCDocument("x", metadata=md)])[0]
+    entries = {k: cassio_string(v) for k, v in shredded.metadata.items()}
+    restored = ShreddingTransformer().restore_documents([LCDocument("x", metadata=dict(entries))])[
+        0
+    ]
+    row = ("id", "body", json.dumps({"extra": "attr"}), entries)
+    assert layout.decode_metadata(row) == {**restored.metadata, "extra": "attr"}
+    written = layout.insert_values(Document("x", "body", md), [1.0])
+    assert written[4] == entries
+
+
+# --- Astra set-up, no network --------------------------------------------------------------------
+
+
+class FakeProfile:
+    pass
+
+
+class FakeAstraSession:
+    """Just enough of a driver Session for set-up and one query."""
+
+    def __init__(self) -> None:
+        self.executed: list[str] = []
+        self.prepared: list[str] = []
+        self.cluster = type(
+            "C", (), {"metadata": type("M", (), {"keyspaces": {}})(), "shutdown": self._shut}
+        )()
+        self.shut = False
+        self.rows: list[Any] = []
+        self.bound: list[Any] = []
+
+    def _shut(self) -> None:
+        self.shut = True
+
+    def execute(self, stmt: str, *args: Any, **kw: Any) -> list[Any]:
+        self.executed.append(stmt)
+        return []
+
+    def prepare(self, query: str) -> Any:
+        self.prepared.append(query)
+        return type("P", (), {"query_string": query, "consistency_level": None})()
+
+    def execution_profile_clone_update(self, ep: Any, **kw: Any) -> FakeProfile:
+        return FakeProfile()
+
+    def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
+        self.bound.append((stmt.query_string, params, kw))
+        return FakeResponseFuture([self.rows], delay=0.001)
+
+
+async def test_from_astra_uses_cassio_init_and_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cassio
+    import cassio.config
+
+    fake = FakeAstraSession()
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(cassio, "init", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(cassio.config, "resolve_session", lambda *a: fake)
+
+    store = CassandraStore.from_astra(
+        HashEmbedding(4),
+        token="AstraCS:secret",
+        database_id="01234567-89ab-cdef-0123-456789abcdef",
+        keyspace="default_keyspace",
+        table="docs",
+        dimension=4,
+    )
+    assert calls == [
+        {
+            "token": "AstraCS:secret",
+            "database_id": "01234567-89ab-cdef-0123-456789abcdef",
+            "keyspace": "default_keyspace",
+        }
+    ]
+    assert store.session is fake
+    assert fake.executed == []  # built inside a running loop: no I/O yet
+    fake.rows = [("a", "alpha", '{"t": 1}', 0.75)]
+    hits = await store.aadjacent(
+        MetadataEdge("t", 1), [1.0, 0, 0, 0], k=3, include_embeddings=False
+    )
+    assert [(h.document.id, h.score) for h in hits] == [("a", 0.5)]
+    # Astra: no CREATE KEYSPACE, no polling of system_views; the table and indexes are made.
+    assert not any("KEYSPACE" in s for s in fake.executed)
+    assert not any("system_views" in s for s in fake.executed)
+    assert any(
+        s.startswith("CREATE TABLE IF NOT EXISTS default_keyspace.docs") for s in fake.executed
+    )
+    query, params, kw = fake.bound[0]
+    assert "tokens CONTAINS ?" in query and "ANN OF ?" in query
+    assert params == [[1.0, 0.0, 0.0, 0.0], "t=1", [1.0, 0.0, 0.0, 0.0], 3]
+    assert isinstance(kw["execution_profile"], FakeProfile)
+    store.close()
+    assert not fake.shut  # cassio's session is not ours to close
+
+
+def test_from_astra_checks_its_arguments() -> None:
+    for kw, words in [
+        ({"token": "", "database_id": "x"}, "token"),
+        ({"token": "AstraCS:x", "database_id": ""}, "database_id"),
+        ({"token": "AstraCS:x", "database_id": "x", "keyspace": "bad name"}, "plain name"),
+    ]:
+        args = {"keyspace": "ks", "table": "t", **kw}
+        with pytest.raises(InvalidInputError, match=words):
+            CassandraStore.from_astra(HashEmbedding(4), **args)
+
+
+async def test_a_closed_store_refuses_work() -> None:
+    fake = FakeAstraSession()
+    store = CassandraStore(HashEmbedding(4), keyspace="ks", table="t", session=fake, dimension=4)
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await store.asearch([1.0, 0, 0, 0], k=1)
