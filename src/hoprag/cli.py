@@ -423,18 +423,19 @@ def cmd_query(args: argparse.Namespace) -> int:
     edges = parse_edges_arg(args.edges)
     flt = parse_filter_arg(args.filter)
     strategy = make_strategy(args)
+    embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
     try:
         ensure_catalog(session, keyspace)
         row = catalog_row(session, keyspace, table)
-        if row is None and args.embedding is None:
-            raise CliError(
-                f"{keyspace}.{table} has no hoprag_catalog entry; load it with `hoprag load` "
-                "or name its --embedding",
-                2,
-            )
-        spec = args.embedding or row.embedding
-        embedding = make_embedding(spec)
+        if embedding is None:
+            if row is None:
+                raise CliError(
+                    f"{keyspace}.{table} has no hoprag_catalog entry; load it with "
+                    "`hoprag load` or name its --embedding",
+                    2,
+                )
+            embedding = make_embedding(row.embedding)
         store = CassandraStore(
             embedding, keyspace=keyspace, table=table, session=session, create_schema=False
         )

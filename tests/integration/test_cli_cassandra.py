@@ -1,0 +1,139 @@
+"""`hoprag load / query / stats` against the real node, including a load that is interrupted
+and run again."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _articles(path: Path, n: int) -> list[str]:
+    ids = [f"a{i:05d}" for i in range(n)]
+    with path.open("w") as f:
+        for i, rid in enumerate(ids):
+            rec = {
+                "id": rid,
+                "title": f"article {i}",
+                "text": f"article {i} on topic {i % 17} and method {i % 5}",
+                "keywords": [f"topic{i % 17}", f"method{i % 5}"],
+                "references": [ids[(i * 7 + 3) % n], ids[(i * 11 + 1) % n]],
+            }
+            f.write(json.dumps(rec) + "\n")
+    return ids
+
+
+def _hoprag(contact: str, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", *args, "--contact-points", contact],
+        capture_output=True, text=True, check=False, timeout=600, **kw,
+    )  # fmt: skip
+
+
+def test_load_query_and_stats_on_a_jsonl_file(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    f = tmp_path / "articles.jsonl"
+    ids = _articles(f, 300)
+    common = ["--keyspace", keyspace]
+    load = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table",
+                   "arts", "--embedding", "hash:32", *common)  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    assert "loaded 300 documents" in load.stdout
+    rows = cassandra_session.execute(f"SELECT id FROM {keyspace}.arts")
+    assert sorted(r.id for r in rows) == ids
+
+    stats = _hoprag(cassandra_contact_points, "stats", "--json", *common)
+    assert stats.returncode == 0, stats.stderr
+    (entry,) = json.loads(stats.stdout)
+    assert entry["documents"] == 300 and entry["complete"] and entry["embedding"] == "hash:32"
+
+    q = _hoprag(cassandra_contact_points, "query", "article 5 on topic 5", "--table", "arts",
+                "--edges", "references:$id,keywords:keywords", "--strategy", "eager",
+                "--select-k", "12", "--max-depth", "2", "--json", *common)  # fmt: skip
+    assert q.returncode == 0, q.stderr
+    out = json.loads(q.stdout)
+    nodes = out["nodes"]
+    assert 0 < len(nodes) <= 12
+    assert any(n["depth"] >= 1 for n in nodes)
+    for n in nodes:
+        assert n["path"][-1] == n["id"] and len(n["path"]) == n["depth"] + 1
+        assert len(n["steps"]) == n["depth"]
+    assert out["stats"]["hops"][0]["queries"]["search"] == 1
+
+    table = _hoprag(cassandra_contact_points, "query", "article 5", "--table", "arts",
+                    "--edges", "references:$id", *common)  # fmt: skip
+    assert table.returncode == 0 and table.stdout.splitlines()[0].split()[:3] == [
+        "id",
+        "depth",
+        "score",
+    ]
+
+
+def test_interrupted_load_resumes_and_ends_with_each_document_once(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    f = tmp_path / "articles.jsonl"
+    ids = _articles(f, 4000)
+    args = [sys.executable, "-m", "hoprag.cli", "load", "jsonl", "--path", str(f), "--table",
+            "arts", "--embedding", "hash:32", "--keyspace", keyspace, "--batch", "40",
+            "--contact-points", cassandra_contact_points]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ | {"PYTHONUNBUFFERED": "1"})  # fmt: skip
+    written = 0
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                row = cassandra_session.execute(
+                    f"SELECT written FROM {keyspace}.hoprag_catalog WHERE table_name = 'arts'"
+                ).one()
+            except Exception:  # the catalog table may not exist yet
+                row = None
+            written = int(row.written or 0) if row else 0
+            if written >= 400:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the load finished before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err
+    partial = cassandra_session.execute(f"SELECT count(*) FROM {keyspace}.arts").one()[0]
+    assert 400 <= partial < 4000
+
+    again = subprocess.run(args, capture_output=True, text=True, check=False, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "resuming: the first" in again.stderr
+    rows = [r.id for r in cassandra_session.execute(f"SELECT id FROM {keyspace}.arts")]
+    assert len(rows) == len(set(rows)) == 4000
+    assert sorted(rows) == ids
+    row = cassandra_session.execute(
+        f"SELECT written, complete FROM {keyspace}.hoprag_catalog WHERE table_name = 'arts'"
+    ).one()
+    assert row.written == 4000 and row.complete
+
+    third = subprocess.run(args, capture_output=True, text=True, check=False, timeout=600)
+    assert third.returncode == 0 and "nothing to do" in third.stdout
+
+
+@pytest.mark.parametrize("table", ["bad-name", "x;drop"])
+def test_bad_table_names_are_rejected_before_anything_is_written(
+    cassandra_contact_points: str, table: str, tmp_path: Path
+) -> None:
+    f = tmp_path / "a.jsonl"
+    _articles(f, 3)
+    r = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table", table,
+                "--embedding", "hash:8")  # fmt: skip
+    assert r.returncode == 2
+    assert "is not a plain name" in r.stderr and "Traceback" not in r.stderr
