@@ -6,12 +6,12 @@ from __future__ import annotations
 import anyio
 import pytest
 from langchain_core.documents import Document as LCDocument
-from tests.shared_data import graph_documents
 
 from hoprag import Eager, Mmr, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.langchain import GraphRetriever
 from hoprag.stores import MemoryStore
+from shared_data import graph_documents
 
 EDGES = [("keywords", "keywords"), ("cites", "$id")]
 
