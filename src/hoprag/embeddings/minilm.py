@@ -65,9 +65,17 @@ def load_sentence_transformer(device: str = "cpu") -> Any:
     path = model_path()
     try:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
     except ImportError as exc:
         raise MiniLMNotInstalledError(f"{INSTALL_HINT} ({exc})") from exc
-    return SentenceTransformer(str(path), device=device)
+    # No "Loading weights" progress bar on stderr; the caller's setting is restored.
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return SentenceTransformer(str(path), device=device)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 class MiniLMEmbedding:
