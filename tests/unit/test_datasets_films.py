@@ -59,3 +59,11 @@ def test_database_found_without_importing_pandas() -> None:
     db = movies_db_path()
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         assert conn.execute("SELECT count(*) FROM omdb").fetchone()[0] == 17_472
+
+
+def test_missing_package_names_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(DatasetNotInstalledError, match=r"bokeh-sampledata.*pip install"):
+        load("films")
