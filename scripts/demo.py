@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from hoprag import Document, Mmr, Node, astream
 from hoprag.cli import Progress, format_path, make_embedding
 from hoprag.datasets.foldoc import read_foldoc
+from hoprag.errors import HopragError
 from hoprag.stores.cassandra.session import connect
 from hoprag.stores.cassandra.store import CassandraStore
 
@@ -125,7 +126,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--limit", type=int, default=3000, help="articles to load (default 3000)")
+    ap.add_argument("--limit", type=int, default=2000, help="articles to load (default 2000)")
     ap.add_argument("--full", action="store_true", help="load all of FOLDOC")
     ap.add_argument("--keyspace", default="hoprag_demo")
     ap.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
@@ -136,6 +137,8 @@ def main() -> None:
         asyncio.run(main_async(args))
     except KeyboardInterrupt:
         sys.exit("\ninterrupted; run the demo again to resume (loading is idempotent)")
+    except HopragError as exc:
+        sys.exit(f"demo: error: {exc}")
 
 
 if __name__ == "__main__":

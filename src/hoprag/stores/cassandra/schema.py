@@ -13,6 +13,9 @@ from hoprag.errors import InvalidInputError, StoreError
 from hoprag.stores.cassandra.names import check_name
 
 MAX_DIMENSION = 8192  # SAI's default vector term limit (32 KiB of float32)
+# DDL waits for schema agreement and, for CREATE INDEX, for the index build to be registered;
+# on a busy two-core node that can take far longer than a query's timeout.
+DDL_TIMEOUT_S = 120.0
 
 
 def cql_text(name: str) -> str:
@@ -106,8 +109,8 @@ def apply_schema(
     until the indexes answer. Blocking: call it from a worker thread in async code."""
     if create_keyspace:
         for stmt in keyspace_statements(keyspace, replication or replication_map()):
-            session.execute(stmt)
+            session.execute(stmt, timeout=DDL_TIMEOUT_S)
     for stmt in table_statements(keyspace, table, dimension):
-        session.execute(stmt)
+        session.execute(stmt, timeout=DDL_TIMEOUT_S)
     if wait:
         wait_queryable(session, keyspace, index_names(table))
