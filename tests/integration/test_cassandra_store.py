@@ -18,7 +18,7 @@ import pytest
 import hoprag
 from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
-from hoprag.errors import InvalidInputError, StoreError
+from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
@@ -233,6 +233,10 @@ async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraS
         await task
     assert cstore.in_flight == 0
     assert len(await cstore.aadjacent(edges[0], q, k=3)) >= 1
+    # The server still finishes the cancelled reads (CQL cannot abort them); give it time
+    # before the module drops the keyspace (an ANN read racing a drop/flush can hit the SAI
+    # QueryView spin of Cassandra 5.0.x).
+    await asyncio.sleep(1.0)
 
 
 # --- reads by id -------------------------------------------------------------------------------
@@ -430,6 +434,9 @@ def test_construction_inside_a_loop_does_no_io(cassandra_session: Any) -> None:
 
 
 def test_translate_raw_server_errors(cassandra_session: Any, loaded: str) -> None:
+    """Raw InvalidRequests from the server translate to InvalidInputError. (The zero-vector
+    ReadFailure is covered with a constructed exception in tests/unit: sending a zero-vector ANN
+    query makes the node log a ReadStage exception, not worth provoking on a shared node.)"""
     q = HashEmbedding(DIM)("raw")
     fq = f"{loaded}.graph"
     raw_cases: list[tuple[str, tuple[Any, ...], type[Exception], str]] = [
@@ -438,12 +445,6 @@ def test_translate_raw_server_errors(cassandra_session: Any, loaded: str) -> Non
             (q,),
             InvalidInputError,
             "1000",
-        ),
-        (
-            f"SELECT id FROM {fq} ORDER BY embedding ANN OF %s LIMIT 3",
-            ([0.0] * DIM,),
-            StoreError,
-            "zero",
         ),
         (
             f"SELECT id FROM {fq} ORDER BY embedding ANN OF %s LIMIT 3",
