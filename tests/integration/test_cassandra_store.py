@@ -10,10 +10,10 @@ import os
 import statistics
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from keyspaces import new_keyspace
 
 import hoprag
 from hoprag import Document, MetadataEdge
@@ -21,7 +21,6 @@ from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
 from hoprag.stores.cassandra.errors import translate
-from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
 from hoprag.stores.cassandra.store import CassandraStore
 from shared_data import graph_documents
 
@@ -32,15 +31,9 @@ QUERIES = ["alpha", "beta gamma", "delta", "epsilon zeta"]
 
 
 @pytest.fixture(scope="module")
-def module_keyspace(cassandra_session: Any) -> Iterator[str]:
+def module_keyspace(cassandra_session: Any) -> str:
     """One keyspace shared by the tests of this module that only read."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    for stmt in keyspace_statements(name, replication_map()):
-        cassandra_session.execute(stmt)
-    try:
-        yield name
-    finally:
-        cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {name}")
+    return new_keyspace(cassandra_session)
 
 
 @pytest.fixture(scope="module")
@@ -423,11 +416,9 @@ def test_construction_inside_a_loop_does_no_io(cassandra_session: Any) -> None:
         await store.aadd([Document("a", "alpha")])  # set-up happens here, in a worker thread
         return store
 
-    try:
-        store = asyncio.run(inside())
-        assert store.dimension == DIM
-    finally:
-        cassandra_session.execute(f"DROP KEYSPACE IF EXISTS {ks}")
+    cassandra_session.hoprag_test_keyspaces.append(ks)  # dropped at the end of the run
+    store = asyncio.run(inside())
+    assert store.dimension == DIM
 
 
 # --- error translation on raw server errors -------------------------------------------------------
