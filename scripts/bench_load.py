@@ -27,21 +27,7 @@ import uuid
 from typing import Any
 
 import numpy as np
-
-
-class LookupEmbeddings:
-    """A LangChain-shaped embedding that returns precomputed vectors by text (near-free, so
-    both loaders pay the same for embedding)."""
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        self.table = table
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.table[t] for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        # Dimension probes (LangChain's, hoprag's) ask for texts not in the table.
-        return self.table.get(text) or next(iter(self.table.values()))
+from benchlib import LookupEmbeddings
 
 
 def make_docs(

@@ -85,6 +85,10 @@ T = TypeVar("T")
 MODES = ("hoprag", "cassio")
 GET_CHUNK = 100
 """Ids per `IN` read."""
+INSERT_RETRIES = 6
+"""Retries of one INSERT that timed out (server `WriteTimeout` or client timeout)."""
+INSERT_RETRY_DELAY = 0.25
+"""Seconds before the first retry; doubled for each further one."""
 _VECTOR_TYPE = re.compile(r"vector<\s*float\s*,\s*(\d+)\s*>", re.IGNORECASE)
 
 
@@ -115,6 +119,13 @@ def _run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _is_timeout(exc: BaseException | None) -> bool:
+    """Whether a driver exception is a write timeout (server side or client side)."""
+    from cassandra import OperationTimedOut, WriteTimeout
+
+    return isinstance(exc, WriteTimeout | OperationTimedOut)
 
 
 class CassandraStore:
@@ -658,7 +669,7 @@ class CassandraStore:
         async def worker() -> None:
             nonlocal done
             for params in it:
-                await self._rows(query, params, "insert")
+                await self._insert(query, params)
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -666,6 +677,23 @@ class CassandraStore:
         async with anyio.create_task_group() as tg:
             for _ in range(min(window, total)):
                 tg.start_soon(worker)
+
+    async def _insert(self, query: str, params: Sequence[Any]) -> None:
+        """One INSERT, retried after a write timeout (an upsert is idempotent, so a retry can
+        never duplicate). A node whose SAI vector index is the bottleneck queues writes; with
+        many in flight on a busy node some wait past `write_request_timeout` (2 s) and fail
+        as `WriteTimeout` although the node is healthy: backing off and retrying lets the load
+        finish at the rate the node sustains."""
+        delay = INSERT_RETRY_DELAY
+        for attempt in range(INSERT_RETRIES + 1):
+            try:
+                await self._rows(query, params, "insert")
+                return
+            except StoreError as exc:
+                if attempt == INSERT_RETRIES or not _is_timeout(exc.__cause__):
+                    raise
+            await asyncio.sleep(delay)
+            delay *= 2
 
     def add(
         self,

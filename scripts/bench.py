@@ -1,0 +1,798 @@
+#!/usr/bin/env python
+"""hoprag vs graph-retriever 0.8.0 on the same Cassandra node, and vs the physical floor.
+
+    HOPRAG_CASSANDRA=127.0.0.1:9042 HF_HUB_OFFLINE=1 python scripts/bench.py \\
+        [--quick] [--json bench-out/bench.json] [--chart docs/benchmarks.png] [--reload]
+
+The same documents and embeddings are loaded twice into keyspace `hoprag_bench`: into hoprag's
+table (`CassandraStore.aadd`) and into LangChain's `Cassandra` vector store
+(`langchain_community.vectorstores.Cassandra.add_documents` after langchain-graph-retriever's
+`ShreddingTransformer`, as its `CassandraAdapter` requires). Loaded tables are kept and reused
+(a marker row in `hoprag_bench.bench_loads` records a complete load); `--reload` loads again.
+
+Data: FOLDOC in full with MiniLM embeddings (cached on disk by `CachedEmbedding`), and a
+WordNet sample (`--wordnet N`, default 50,000) with `HashEmbedding(384)`, a deterministic
+non-semantic embedding of MiniLM's dimension, for growth with size. `--quick`: a FOLDOC subset
+with `HashEmbedding(384)`, fewer queries and cases, a small load test; under five minutes.
+
+Per case (strategy, depth, adjacent_k, 1 or 16 concurrent traversals), for both sides: median
+and p95 latency over every (query, repetition) after a warm-up pass, queries issued and rows
+read per traversal, whether both select the same ids (every query); for hoprag the time to
+the first streamed node (`astream`) against the start search alone, and the floor:
+(depth + 1) x the median latency of one SAI query of the traversal's shape
+(`tokens CONTAINS ? ORDER BY embedding ANN OF ? LIMIT k` on hoprag's table, for the metadata
+edges of each query's start documents), measured in the same run. Query embeddings are
+precomputed and looked up (free) for both sides. graph-retriever runs with the driver's own
+vector codec (as its users run it); hoprag's numpy codec is installed only around hoprag calls.
+
+Bulk load: documents/second of `CassandraStore.aadd` vs `Cassandra.add_documents` into fresh
+scratch tables (`scripts/bench_load.py`'s runners).
+
+Output: a text report, `--json` (per case `ours_p50_ms`, `peer_p50_ms`, `floor_ms`,
+`same_ids`, ...) and a `--chart` PNG (matplotlib, installed with the `bench` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from benchlib import LookupEmbeddings, load_average, machine_info, summary_ms, text_table
+
+import hoprag
+from hoprag import Document, MetadataEdge
+from hoprag.datasets import load
+from hoprag.stores.cassandra import vectors
+from hoprag.stores.cassandra.store import CassandraStore
+
+KEYSPACE = "hoprag_bench"
+DIM = 384
+MARKS = f"{KEYSPACE}.bench_loads"
+
+FOLDOC_QUERIES = [
+    "programming language with lazy evaluation",
+    "garbage collection",
+    "TCP/IP network protocol",
+    "relational database query language",
+    "operating system kernel scheduling",
+    "lambda calculus",
+    "object-oriented programming",
+    "compiler optimisation",
+    "public key cryptography",
+    "virtual memory paging",
+    "regular expression",
+    "distributed file system",
+    "Unix shell",
+    "hypertext markup",
+    "computer virus",
+    "floating point arithmetic",
+    "parallel processing",
+    "artificial intelligence expert system",
+    "graphical user interface",
+    "error correcting code",
+]
+WORDNET_QUERIES = [
+    "a domestic animal kept as a pet",
+    "a building where people live",
+    "a tool for cutting wood",
+    "a large body of salt water",
+    "a musical instrument with strings",
+    "a vehicle with four wheels",
+    "a person who teaches at a school",
+    "a disease caused by a virus",
+    "a unit of measurement of length",
+    "a plant that grows in the desert",
+    "a container for holding liquids",
+    "an officer in the army",
+    "a sweet food made from sugar",
+    "a piece of furniture to sit on",
+    "a bird that cannot fly",
+    "a religious ceremony",
+    "a metal used for coins",
+    "a game played with a ball",
+    "a written record of events",
+    "a storm with strong winds",
+]
+
+
+# --- data -------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Dataset:
+    """Documents with their embeddings, the edges to follow and the query set."""
+
+    name: str  # table suffix, e.g. foldoc_all_minilm
+    label: str
+    docs: list[Document]
+    edges: list[tuple[str, str]]
+    list_fields: set[str]
+    queries: list[str]
+    query_vectors: dict[str, list[float]]
+    embedding_note: str
+
+
+def _list_fields(docs: Sequence[Document]) -> set[str]:
+    return {k for d in docs for k, v in d.metadata.items() if isinstance(v, list)}
+
+
+def make_dataset(
+    kind: str, limit: int | None, embedding: str, n_queries: int, extra_edges: Sequence = ()
+) -> Dataset:
+    """Load `kind` (foldoc or wordnet), embed documents and queries with `embedding`
+    ("minilm": cached MiniLM; "hash": HashEmbedding(384))."""
+    from hoprag.datasets import DATASETS
+
+    docs = list(load(kind, limit=limit))
+    queries = (FOLDOC_QUERIES if kind == "foldoc" else WORDNET_QUERIES)[:n_queries]
+    t0 = time.perf_counter()
+    if embedding == "minilm":
+        from hoprag.embeddings.cache import CachedEmbedding
+        from hoprag.embeddings.minilm import MiniLMEmbedding
+
+        model = MiniLMEmbedding()
+        cached = CachedEmbedding(model)
+        vecs = cached.embed_documents([d.content for d in docs])
+        qvecs = model.embed_documents(queries)
+        note = (
+            "MiniLM-L6-v2 (384-d), document vectors from the on-disk cache "
+            f"({cached.hits} hits, {cached.misses} embedded now)"
+        )
+        cached.close()
+    else:
+        from hoprag.embeddings import HashEmbedding
+
+        model = HashEmbedding(DIM)
+        vecs = model.embed_documents([d.content for d in docs])
+        qvecs = model.embed_documents(queries)
+        note = "HashEmbedding(384): deterministic, non-semantic (feature hashing of words)"
+    for d, v in zip(docs, vecs, strict=True):
+        d.embedding = [float(x) for x in v]
+    print(f"  {kind}: {len(docs)} documents embedded in {time.perf_counter() - t0:.1f} s")
+    size = "all" if limit is None else str(limit)
+    return Dataset(
+        name=f"{kind}_{size}_{embedding}",
+        label=f"{kind} ({len(docs):,} docs, {embedding})",
+        docs=docs,
+        edges=[*DATASETS[kind].edges, *extra_edges],
+        list_fields=_list_fields(docs),
+        queries=queries,
+        query_vectors=dict(zip(queries, qvecs, strict=True)),
+        embedding_note=note,
+    )
+
+
+def _fingerprint(ds: Dataset) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for d in ds.docs:
+        h.update(d.id.encode())
+        h.update(str(d.embedding[:4] if d.embedding else "").encode())
+    return h.hexdigest()[:16]
+
+
+def _marked(session: Any, table: str, fp: str, n: int) -> bool:
+    row = session.execute(f"SELECT docs, fingerprint FROM {MARKS} WHERE name = %s", (table,)).one()
+    return row is not None and row[0] == n and row[1] == fp
+
+
+def _mark(session: Any, table: str, fp: str, n: int, seconds: float) -> None:
+    session.execute(
+        f"INSERT INTO {MARKS} (name, docs, fingerprint, load_seconds) VALUES (%s, %s, %s, %s)",
+        (table, n, fp, seconds),
+    )
+
+
+def load_langchain(session: Any, table: str, ds: Dataset, batch_size: int = 16) -> None:
+    """`Cassandra.add_documents` of the shredded documents (blocking)."""
+    from langchain_community.vectorstores import Cassandra
+    from langchain_core.documents import Document as LCDocument
+    from langchain_graph_retriever.transformers import ShreddingTransformer
+
+    emb = LookupEmbeddings({d.content: d.embedding for d in ds.docs if d.embedding})
+    lc = Cassandra(embedding=emb, session=session, keyspace=KEYSPACE, table_name=table)
+    shredded = ShreddingTransformer().transform_documents(
+        [LCDocument(id=d.id, page_content=d.content, metadata=d.metadata) for d in ds.docs]
+    )
+    lc.add_documents(list(shredded), batch_size=batch_size)
+
+
+async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, Any]:
+    """hoprag's table and LangChain's table for `ds`, loaded unless a marker shows a complete
+    earlier load of the same documents; returns the stores and load figures."""
+    fp, n = _fingerprint(ds), len(ds.docs)
+    ours_t, lc_t = f"hr_{ds.name}", f"lc_{ds.name}"
+    info: dict[str, Any] = {"docs": n}
+    ours = CassandraStore(
+        LookupEmbeddings(ds.query_vectors),
+        keyspace=KEYSPACE,
+        table=ours_t,
+        session=session,
+        dimension=DIM,
+    )
+    await ours.asetup()
+    if reload or not _marked(session, ours_t, fp, n):
+        t0 = time.perf_counter()
+        await ours.aadd(ds.docs)
+        secs = time.perf_counter() - t0
+        await anyio.to_thread.run_sync(_mark, session, ours_t, fp, n, secs)
+        print(f"  loaded {ours_t}: {n} docs in {secs:.0f} s ({n / secs:.0f} docs/s)")
+        info["ours_load_docs_per_s"] = n / secs
+    else:
+        print(f"  reused {ours_t} ({n} docs)")
+    if reload or not _marked(session, lc_t, fp, n):
+        vectors.uninstall()
+        t0 = time.perf_counter()
+        await anyio.to_thread.run_sync(load_langchain, session, lc_t, ds)
+        secs = time.perf_counter() - t0
+        vectors.install()
+        await anyio.to_thread.run_sync(_mark, session, lc_t, fp, n, secs)
+        print(f"  loaded {lc_t}: {n} docs in {secs:.0f} s ({n / secs:.0f} docs/s)")
+        info["peer_load_docs_per_s"] = n / secs
+    else:
+        print(f"  reused {lc_t} ({n} docs)")
+    info["ours"] = ours
+    info["peer"] = make_adapter(session, lc_t, ds)
+    # hoprag over LangChain's own table: the same ANN index as graph-retriever's, for the ids.
+    info["ours_on_peer_table"] = CassandraStore.from_langchain_table(
+        LookupEmbeddings(ds.query_vectors),
+        keyspace=KEYSPACE,
+        table=lc_t,
+        session=session,
+        list_fields=ds.list_fields,
+        create_schema=False,
+    )
+    await info["ours_on_peer_table"].asetup()
+    return info
+
+
+# --- graph-retriever side ---------------------------------------------------------------------
+def make_adapter(session: Any, table: str, ds: Dataset) -> Any:
+    """langchain-graph-retriever's `CassandraAdapter` over LangChain's table, counting the
+    CQL queries it issues (one per search, one per id read) and the rows they return."""
+    from langchain_community.vectorstores import Cassandra
+    from langchain_graph_retriever.adapters.cassandra import CassandraAdapter
+    from langchain_graph_retriever.transformers import ShreddingTransformer
+
+    class CountingCassandraAdapter(CassandraAdapter):
+        queries = 0
+        rows = 0
+
+        async def _asearch(self, **kwargs: Any) -> Any:
+            docs = await super()._asearch(**kwargs)
+            self.queries += 1
+            self.rows += len(docs)
+            return docs
+
+        async def _aget(self, ids: Sequence[str], filter: Any = None, **kwargs: Any) -> Any:
+            docs = await super()._aget(ids, filter, **kwargs)
+            self.queries += len(ids)
+            self.rows += len(docs)
+            return docs
+
+    vs = Cassandra(
+        embedding=LookupEmbeddings(ds.query_vectors),
+        session=session,
+        keyspace=KEYSPACE,
+        table_name=table,
+    )
+    return CountingCassandraAdapter(
+        vs, shredder=ShreddingTransformer(), nested_metadata_fields=ds.list_fields
+    )
+
+
+# --- cases ------------------------------------------------------------------------------------
+def _similarity(node: Any) -> float:
+    return float(node.similarity_score)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One benchmark case: a strategy with its parameters and how many traversals run at once."""
+
+    name: str
+    kind: str  # eager | mmr | scored
+    params: dict[str, Any]
+    concurrency: int = 1
+
+    @property
+    def depth(self) -> int:
+        return int(self.params["max_depth"])
+
+    def strategies(self) -> tuple[Any, Any]:
+        """(hoprag strategy, graph-retriever strategy) with the same parameters."""
+        import graph_retriever.strategies as gr
+
+        if self.kind == "eager":
+            return hoprag.Eager(**self.params), gr.Eager(**self.params)
+        if self.kind == "mmr":
+            return hoprag.Mmr(**self.params), gr.Mmr(**self.params)
+        return (
+            hoprag.Scored(scorer=_similarity, **self.params),
+            gr.Scored(scorer=_similarity, **self.params),
+        )
+
+
+def _eager(d: int, k: int = 10, c: int = 1) -> Case:
+    p = {"select_k": 100, "start_k": 4, "adjacent_k": k, "max_depth": d}
+    return Case(f"Eager d{d} k{k}" + (f" x{c}" if c > 1 else ""), "eager", p, c)
+
+
+def _mmr(k: int = 10, c: int = 1) -> Case:
+    p = {"select_k": 10, "start_k": 4, "adjacent_k": k, "max_depth": 2, "lambda_mult": 0.5}
+    return Case(f"Mmr d2 k{k}" + (f" x{c}" if c > 1 else ""), "mmr", p, c)
+
+
+def _scored(k: int = 10) -> Case:
+    p = {"select_k": 10, "start_k": 4, "adjacent_k": k, "max_depth": 2}
+    return Case(f"Scored d2 k{k}", "scored", p)
+
+
+def cases_for(quick: bool, scale: bool) -> list[Case]:
+    """The case list: everything for FOLDOC, Eager/Mmr at depth 2 for the scale set."""
+    if scale:
+        return [_eager(2), _mmr()]
+    if quick:
+        return [_eager(1), _eager(2), _mmr(), _scored(), _eager(2, c=16)]
+    return [
+        _eager(1),
+        _eager(2),
+        _eager(3),
+        _eager(2, 50),
+        _mmr(),
+        _mmr(50),
+        _scored(),
+        _eager(2, c=16),
+        _mmr(c=16),
+    ]
+
+
+# --- measuring ----------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Sample:
+    """One traversal: wall seconds, time to first node (hoprag only), queries, rows, ids."""
+
+    seconds: float
+    ids: list[str]
+    queries: int
+    rows: int
+    first: float | None = None
+    first_stats: float | None = None
+
+
+async def run_ours(store: CassandraStore, ds: Dataset, case: Case, q: str) -> Sample:
+    """One hoprag traversal through `astream` (first node timed as it arrives)."""
+    strategy = case.strategies()[0]
+    vectors.install()
+    t0 = time.perf_counter()
+    first = None
+    stream = hoprag.astream(
+        None,
+        store=store,
+        edges=ds.edges,
+        strategy=strategy,
+        query_embedding=ds.query_vectors[q],
+    )
+    nodes = []
+    async for node in stream:
+        if first is None:
+            first = time.perf_counter() - t0
+        nodes.append(node)
+    secs = time.perf_counter() - t0
+    final = strategy.finalize(nodes)
+    st = stream.stats
+    return Sample(
+        secs, [n.id for n in final], st.total_queries, st.total_rows, first, st.first_node_seconds
+    )
+
+
+def _gr_queries(adapter: Any) -> tuple[int, int]:
+    return adapter.queries, adapter.rows
+
+
+async def run_peer(adapter: Any, ds: Dataset, case: Case, q: str) -> Sample:
+    """One graph-retriever traversal (`graph_retriever.atraverse` over the adapter)."""
+    import graph_retriever
+
+    strategy = case.strategies()[1]
+    vectors.uninstall()
+    q0, r0 = _gr_queries(adapter)
+    t0 = time.perf_counter()
+    nodes = await graph_retriever.atraverse(q, edges=ds.edges, strategy=strategy, store=adapter)
+    secs = time.perf_counter() - t0
+    q1, r1 = _gr_queries(adapter)
+    return Sample(secs, [n.id for n in nodes], q1 - q0, r1 - r0)
+
+
+async def timed_batch(
+    fn: Callable[[str], Any], queries: Sequence[str], concurrency: int
+) -> list[Sample]:
+    """Run `fn(q)` for every query, `concurrency` at a time (1: one after another)."""
+    if concurrency == 1:
+        return [await fn(q) for q in queries]
+    out: list[Sample] = []
+    for i in range(0, len(queries), concurrency):
+        out.extend(await asyncio.gather(*(fn(q) for q in queries[i : i + concurrency])))
+    return out
+
+
+async def single_queries(
+    store: CassandraStore, ds: Dataset, case: Case, reps: int
+) -> tuple[list[float], list[float]]:
+    """Latencies of one start search (`asearch`, k = start_k) and of one SAI edge query
+    (`aadjacent`, k = adjacent_k) for the metadata edges of each query's start documents,
+    run one at a time, with the strategy's embedding needs."""
+    strategy = case.strategies()[0]
+    include = strategy.needs_embeddings
+    k, start_k = case.params["adjacent_k"], case.params["start_k"]
+    fields = {inc for out, inc in ds.edges if inc != "$id"}
+    vectors.install()
+    search, adjacent = [], []
+    edge_sets: dict[str, list[MetadataEdge]] = {}
+    for q in ds.queries:
+        hits = await store.asearch(ds.query_vectors[q], k=start_k, include_embeddings=False)
+        edges: list[MetadataEdge] = []
+        for h in hits:
+            for out, inc in ds.edges:
+                if inc not in fields:
+                    continue
+                value = h.document.id if out == "$id" else h.document.metadata.get(out)
+                for v in value if isinstance(value, list) else [value]:
+                    if v is not None:
+                        edges.append(MetadataEdge(inc, v))
+        edge_sets[q] = edges[:8]
+    for _ in range(reps):
+        for q in ds.queries:
+            qv = ds.query_vectors[q]
+            t0 = time.perf_counter()
+            await store.asearch(qv, k=start_k, include_embeddings=include)
+            search.append(time.perf_counter() - t0)
+            for e in edge_sets[q]:
+                t0 = time.perf_counter()
+                await store.aadjacent(e, qv, k=k, include_embeddings=include)
+                adjacent.append(time.perf_counter() - t0)
+    return search, adjacent
+
+
+async def measure_case(
+    tables: dict[str, Any], ds: Dataset, case: Case, reps: int
+) -> dict[str, Any]:
+    """Both sides of one case, interleaved per repetition, after a warm-up pass."""
+    ours, peer = tables["ours"], tables["peer"]
+    qs = ds.queries
+    c = case.concurrency
+    if c > 1:  # enough traversals to fill the concurrency
+        qs = [qs[i % len(qs)] for i in range(max(c, len(qs)))]
+
+    async def o(q: str) -> Sample:
+        return await run_ours(ours, ds, case, q)
+
+    async def p(q: str) -> Sample:
+        return await run_peer(peer, ds, case, q)
+
+    await timed_batch(o, qs, c)  # warm-up: prepared statements, caches, JIT
+    await timed_batch(p, qs, c)
+    ours_s: list[Sample] = []
+    peer_s: list[Sample] = []
+    for rep in range(reps):
+        first, second = (o, p) if rep % 2 == 0 else (p, o)
+        a = await timed_batch(first, qs, c)
+        b = await timed_batch(second, qs, c)
+        ours_s.extend(a if first is o else b)
+        peer_s.extend(b if first is o else a)
+    search, adjacent = await single_queries(ours, ds, case, max(1, reps))
+    # The ids: hoprag over LangChain's table (the same ANN index graph-retriever queries) vs
+    # graph-retriever's first repetition (query i at index i on both sides). Two separately
+    # built SAI vector indexes can answer an ANN query differently (approximate search), so
+    # hoprag's own table is compared too, for information.
+    on_lc = await timed_batch(
+        lambda q: run_ours(tables["ours_on_peer_table"], ds, case, q), qs[: len(ds.queries)], 1
+    )
+    n_q = len(on_lc)
+    same = [sorted(on_lc[i].ids) == sorted(peer_s[i].ids) for i in range(n_q)]
+    same_order = [on_lc[i].ids == peer_s[i].ids for i in range(n_q)]
+    same_own = [sorted(ours_s[i].ids) == sorted(peer_s[i].ids) for i in range(n_q)]
+    ou, pe = summary_ms([s.seconds for s in ours_s]), summary_ms([s.seconds for s in peer_s])
+    first = summary_ms([s.first for s in ours_s if s.first is not None])
+    srch, adj = summary_ms(search), summary_ms(adjacent)
+    floor = (case.depth + 1) * adj["p50"]
+    diffs = [
+        {"query": qs[i], "ours": on_lc[i].ids, "peer": peer_s[i].ids}
+        for i in range(n_q)
+        if not same[i]
+    ]
+    return {
+        "case": case.name,
+        "dataset": ds.label,
+        "strategy": case.kind,
+        "params": case.params,
+        "concurrency": c,
+        "traversals": len(ours_s),
+        "ours_p50_ms": ou["p50"],
+        "ours_p95_ms": ou["p95"],
+        "peer_p50_ms": pe["p50"],
+        "peer_p95_ms": pe["p95"],
+        "speedup": pe["p50"] / ou["p50"],
+        "ttfn_p50_ms": first["p50"],
+        "ttfn_p95_ms": first["p95"],
+        "start_search_p50_ms": srch["p50"],
+        "ttfn_ratio": first["p50"] / srch["p50"],
+        "single_query_p50_ms": adj["p50"],
+        "single_query_p95_ms": adj["p95"],
+        "floor_ms": floor,
+        "floor_ratio": ou["p50"] / floor,
+        "ours_queries": statistics.mean(s.queries for s in ours_s),
+        "peer_queries": statistics.mean(s.queries for s in peer_s),
+        "ours_rows": statistics.mean(s.rows for s in ours_s),
+        "peer_rows": statistics.mean(s.rows for s in peer_s),
+        "ours_nodes": statistics.mean(len(s.ids) for s in ours_s),
+        "same_ids": all(same),
+        "same_ids_count": f"{sum(same)}/{n_q}",
+        "same_order": all(same_order),
+        "same_ids_own_table_count": f"{sum(same_own)}/{n_q}",
+        "ours_on_peer_table_p50_ms": summary_ms([s.seconds for s in on_lc])["p50"],
+        "id_differences": diffs[:3],
+    }
+
+
+# --- bulk load ----------------------------------------------------------------------------------
+def bulk_load(session: Any, n: int) -> dict[str, Any]:
+    """`scripts/bench_load.py`'s side-by-side load into a scratch keyspace (dropped after)."""
+    import bench_load
+
+    from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
+
+    rows, table = bench_load.make_docs(n, DIM)
+    emb = LookupEmbeddings(table)
+    ks = f"bench_load_{uuid.uuid4().hex[:8]}"
+    for stmt in keyspace_statements(ks, replication_map()):
+        session.execute(stmt, timeout=120)
+    try:
+        vectors.uninstall()
+        lc_s, lc_cpu = bench_load.run_langchain(session, ks, rows, emb, "lc_docs")
+        hr_s, hr_cpu = bench_load.run_hoprag(session, ks, rows, emb, DIM)
+        assert bench_load.count(session, ks, "lc_docs") == n
+        assert bench_load.count(session, ks, "hoprag_docs") == n
+    finally:
+        session.execute(f"DROP KEYSPACE IF EXISTS {ks}", timeout=120)
+        vectors.install()
+    return {
+        "docs": n,
+        "ours_docs_per_s": n / hr_s,
+        "peer_docs_per_s": n / lc_s,
+        "ratio": lc_s / hr_s,
+        "ours_client_cpu_us_per_doc": hr_cpu / n * 1e6,
+        "peer_client_cpu_us_per_doc": lc_cpu / n * 1e6,
+    }
+
+
+# --- report -----------------------------------------------------------------------------------
+SPEEDUP_TARGET, FLOOR_TARGET, TTFN_TARGET, LOAD_TARGET = 3.0, 1.3, 1.2, 5.0
+
+
+def verdicts(results: list[dict[str, Any]], load: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The acceptance checks, each met or MISSED with the measured figure."""
+    out = []
+
+    def add(name: str, ok: bool, figure: str) -> None:
+        out.append({"target": name, "met": bool(ok), "measured": figure})
+
+    for r in results:
+        add(f"same ids: {r['dataset']} / {r['case']}", r["same_ids"], r["same_ids_count"])
+    for r in results:
+        if r["strategy"] in ("eager", "mmr") and r["params"]["max_depth"] == 2:
+            if r["params"]["adjacent_k"] == 10 and r["concurrency"] == 1:
+                add(
+                    f">= {SPEEDUP_TARGET:g}x graph-retriever: {r['dataset']} / {r['case']}",
+                    r["speedup"] >= SPEEDUP_TARGET,
+                    f"{r['speedup']:.1f}x",
+                )
+    for r in results:
+        if r["concurrency"] == 1:
+            add(
+                f"<= {FLOOR_TARGET:g}x floor: {r['dataset']} / {r['case']}",
+                r["floor_ratio"] <= FLOOR_TARGET,
+                f"{r['floor_ratio']:.2f}x",
+            )
+            add(
+                f"first node <= {TTFN_TARGET:g}x start search: {r['dataset']} / {r['case']}",
+                r["ttfn_ratio"] <= TTFN_TARGET,
+                f"{r['ttfn_ratio']:.2f}x",
+            )
+    if load is not None:
+        add(
+            f"bulk load >= {LOAD_TARGET:g}x LangChain",
+            load["ratio"] >= LOAD_TARGET,
+            f"{load['ratio']:.2f}x",
+        )
+    return out
+
+
+def report(results: list[dict[str, Any]], load: dict[str, Any] | None) -> str:
+    """The side-by-side table as text."""
+    rows = [
+        (
+            "dataset / case",
+            "hoprag p50/p95 ms",
+            "GR p50/p95 ms",
+            "x faster",
+            "floor ms",
+            "/floor",
+            "1st node ms",
+            "search ms",
+            "q hoprag/GR",
+            "rows hoprag/GR",
+            "same ids",
+            "own table",
+        )
+    ]
+    for r in results:
+        rows.append(
+            (
+                f"{r['dataset'].split(' ')[0]} {r['case']}",
+                f"{r['ours_p50_ms']:.1f}/{r['ours_p95_ms']:.1f}",
+                f"{r['peer_p50_ms']:.1f}/{r['peer_p95_ms']:.1f}",
+                f"{r['speedup']:.1f}",
+                f"{r['floor_ms']:.1f}",
+                f"{r['floor_ratio']:.2f}",
+                f"{r['ttfn_p50_ms']:.1f}",
+                f"{r['start_search_p50_ms']:.1f}",
+                f"{r['ours_queries']:.0f}/{r['peer_queries']:.0f}",
+                f"{r['ours_rows']:.0f}/{r['peer_rows']:.0f}",
+                r["same_ids_count"],
+                r["same_ids_own_table_count"],
+            )
+        )
+    text = text_table(rows)
+    if load is not None:
+        text += (
+            f"\n\nbulk load, {load['docs']} docs: hoprag {load['ours_docs_per_s']:.0f} docs/s, "
+            f"LangChain {load['peer_docs_per_s']:.0f} docs/s, x{load['ratio']:.2f}"
+        )
+    return text
+
+
+def chart(results: list[dict[str, Any]], path: Path) -> None:
+    """Grouped bars (log scale): hoprag, graph-retriever and the floor per case."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("  matplotlib missing: pip install -e '.[bench]' for the chart")
+        return
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['dataset'].split(' ')[0]}\n{r['case']}" for r in results]
+    xs = range(len(results))
+    w = 0.27
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(results)), 4.8))
+    ax.bar([x - w for x in xs], [r["ours_p50_ms"] for r in results], w, label="hoprag")
+    ax.bar(xs, [r["peer_p50_ms"] for r in results], w, label="graph-retriever 0.8.0")
+    ax.bar([x + w for x in xs], [r["floor_ms"] for r in results], w, label="floor (d+1) x 1 query")
+    ax.set_yscale("log")
+    ax.set_ylabel("median latency, ms (log)")
+    ax.set_xticks(list(xs), labels, fontsize=7)
+    ax.legend()
+    ax.set_title("Traversal latency on one Cassandra 5.0 node (same data, same ids)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    print(f"  chart: {path}")
+
+
+# --- main -------------------------------------------------------------------------------------
+async def amain(args: argparse.Namespace) -> dict[str, Any]:
+    from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
+    from hoprag.stores.cassandra.session import connect
+
+    session = await anyio.to_thread.run_sync(connect, args.contact_points)
+    for stmt in keyspace_statements(KEYSPACE, replication_map()):
+        session.execute(stmt, timeout=120)
+    session.execute(
+        f"CREATE TABLE IF NOT EXISTS {MARKS} (name text PRIMARY KEY, docs int, "
+        "fingerprint text, load_seconds double)",
+        timeout=120,
+    )
+    out: dict[str, Any] = {
+        "machine": machine_info(session),
+        "load_average_start": load_average(),
+        "mode": "quick" if args.quick else "full",
+        "reps": args.reps,
+    }
+    print(f"machine: {out['machine']}\nload average: {out['load_average_start']}")
+    sets: list[tuple[Dataset, bool]] = []
+    print("data:")
+    if args.quick:
+        sets.append((make_dataset("foldoc", args.foldoc or 1000, "hash", args.queries), False))
+    else:
+        sets.append((make_dataset("foldoc", args.foldoc, "minilm", args.queries), False))
+        if args.wordnet:
+            wn_edges = [("lexname", "lexname")]
+            sets.append(
+                (make_dataset("wordnet", args.wordnet, "hash", args.queries, wn_edges), True)
+            )
+    results: list[dict[str, Any]] = []
+    out["datasets"] = []
+    for ds, scale in sets:
+        tables = await prepare_tables(session, ds, args.reload)
+        out["datasets"].append(
+            {
+                "name": ds.label,
+                "embedding": ds.embedding_note,
+                "edges": ds.edges,
+                "queries": len(ds.queries),
+                **{k: v for k, v in tables.items() if k not in ("ours", "peer")},
+            }
+        )
+        for case in cases_for(args.quick, scale):
+            if args.only and not any(s in case.name for s in args.only):
+                continue
+            t0 = time.perf_counter()
+            r = await measure_case(tables, ds, case, args.reps)
+            results.append(r)
+            print(
+                f"  {ds.name} {case.name}: hoprag {r['ours_p50_ms']:.1f} ms, GR "
+                f"{r['peer_p50_ms']:.1f} ms (x{r['speedup']:.1f}), floor {r['floor_ms']:.1f} "
+                f"ms (x{r['floor_ratio']:.2f}), 1st node {r['ttfn_p50_ms']:.1f} / search "
+                f"{r['start_search_p50_ms']:.1f} ms, same ids {r['same_ids_count']} "
+                f"[{time.perf_counter() - t0:.0f} s]",
+                flush=True,
+            )
+    load = None
+    if args.load_docs:
+        print(f"bulk load, {args.load_docs} docs per loader:")
+        load = await anyio.to_thread.run_sync(bulk_load, session, args.load_docs)
+    out["cases"] = results
+    out["bulk_load"] = load
+    out["verdicts"] = verdicts(results, load)
+    out["load_average_end"] = load_average()
+    print()
+    print(report(results, load))
+    print()
+    for v in out["verdicts"]:
+        print(f"  {'met   ' if v['met'] else 'MISSED'} {v['target']}: {v['measured']}")
+    session.cluster.shutdown()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small run, under five minutes")
+    ap.add_argument("--json", help="write the results as JSON here")
+    ap.add_argument("--chart", help="write a PNG chart here")
+    ap.add_argument("--reload", action="store_true", help="load the tables again")
+    ap.add_argument("--queries", type=int, default=None, help="queries per dataset (max 20)")
+    ap.add_argument("--reps", type=int, default=None, help="measured repetitions per query")
+    ap.add_argument("--foldoc", type=int, default=None, help="FOLDOC documents (default all)")
+    ap.add_argument("--wordnet", type=int, default=50_000, help="WordNet sample; 0 skips it")
+    ap.add_argument("--load-docs", type=int, default=None, help="bulk-load docs; 0 skips it")
+    ap.add_argument("--only", nargs="*", help="run only cases whose name contains one of these")
+    ap.add_argument("--contact-points", default=os.environ.get("HOPRAG_CASSANDRA", "127.0.0.1"))
+    args = ap.parse_args()
+    if args.queries is None:
+        args.queries = 6 if args.quick else 20
+    if args.reps is None:
+        args.reps = 2 if args.quick else 3
+    if args.load_docs is None:
+        args.load_docs = 400 if args.quick else 3000
+    out = asyncio.run(amain(args))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+        print(f"  json: {args.json}")
+    if args.chart:
+        chart(out["cases"], Path(args.chart))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
