@@ -317,16 +317,12 @@ def cmd_load(args: argparse.Namespace) -> int:
         store = CassandraStore(
             embedding, keyspace=keyspace, table=table, session=session, dimension=dimension
         )
-        write_catalog(
-            session,
-            keyspace,
-            table,
-            source=source,
-            embedding=args.embedding,
-            dimension=dimension,
-            written=skip,
-            complete=False,
-        )
+
+        def record(written: int, complete: bool) -> None:
+            write_catalog(session, keyspace, table, source=source, embedding=args.embedding,
+                          dimension=dimension, written=written, complete=complete)  # fmt: skip
+
+        record(skip, False)
         progress = Progress(total, label=f"load {args.dataset}")
         if skip:
             print(
@@ -346,28 +342,10 @@ def cmd_load(args: argparse.Namespace) -> int:
             base = written
             store.add(batch, progress=lambda d, _t, base=base: progress.update(base + d))
             written += len(batch)
-            write_catalog(
-                session,
-                keyspace,
-                table,
-                source=source,
-                embedding=args.embedding,
-                dimension=dimension,
-                written=written,
-                complete=False,
-            )
+            record(written, False)
             progress.update(written)
         progress.close()
-        write_catalog(
-            session,
-            keyspace,
-            table,
-            source=source,
-            embedding=args.embedding,
-            dimension=dimension,
-            written=written,
-            complete=True,
-        )
+        record(written, True)
         took = time.monotonic() - progress.start
         print(
             f"loaded {written - skip} documents into {keyspace}.{table} in {took:.1f}s "
