@@ -118,6 +118,8 @@ async def main_async(args: argparse.Namespace) -> None:
         progress.close()
         took = time.perf_counter() - t0
         print(f"{len(docs)} documents embedded and written in {took:.1f}s")
+        # Warm up (statement preparation, connections) so the timings below are the queries'.
+        await store.asearch(await asyncio.to_thread(embedding.embed_query, "warm up"), k=1)
         for q in args.question or QUESTIONS:
             await ask(store, q, args.k)
     finally:
