@@ -95,6 +95,27 @@ def wait_queryable(session: Any, keyspace: str, indexes: list[str], timeout: flo
         time.sleep(0.2)
 
 
+def execute_ddl(session: Any, statement: str, timeout: float = DDL_TIMEOUT_S) -> None:
+    """Run one DDL statement and make sure every node has the new schema before returning.
+
+    The driver waits for schema agreement only `max_schema_agreement_wait` (10 s by default)
+    and then carries on; on a busy cluster the next statement (a CREATE INDEX on the new table)
+    can then reach a node that has not seen the table yet. So wait longer, up to `timeout`."""
+    result = session.execute(statement, timeout=timeout)
+    future = getattr(result, "response_future", None)
+    if future is None or getattr(future, "is_schema_agreed", True):
+        return
+    deadline = time.monotonic() + timeout
+    control = session.cluster.control_connection
+    while time.monotonic() < deadline:
+        if control.wait_for_schema_agreement(wait_time=min(30.0, deadline - time.monotonic())):
+            return
+    raise StoreError(
+        f"the cluster's nodes did not agree on the schema within {timeout:.0f}s after: "
+        f"{statement.splitlines()[0]}"
+    )
+
+
 def apply_schema(
     session: Any,
     keyspace: str,
@@ -107,10 +128,10 @@ def apply_schema(
 ) -> None:
     """Create keyspace (optionally), table and indexes if missing, then (with `wait`) wait
     until the indexes answer. Blocking: call it from a worker thread in async code."""
+    statements = table_statements(keyspace, table, dimension)
     if create_keyspace:
-        for stmt in keyspace_statements(keyspace, replication or replication_map()):
-            session.execute(stmt, timeout=DDL_TIMEOUT_S)
-    for stmt in table_statements(keyspace, table, dimension):
-        session.execute(stmt, timeout=DDL_TIMEOUT_S)
+        statements = keyspace_statements(keyspace, replication or replication_map()) + statements
+    for stmt in statements:
+        execute_ddl(session, stmt)
     if wait:
         wait_queryable(session, keyspace, index_names(table))

@@ -75,6 +75,7 @@ from hoprag.stores.cassandra.names import check_name
 from hoprag.stores.cassandra.schema import (
     MAX_DIMENSION,
     apply_schema,
+    execute_ddl,
     keyspace_statements,
     replication_map,
     wait_queryable,
@@ -384,9 +385,9 @@ class CassandraStore:
         else:
             if self._create_keyspace:
                 for stmt in keyspace_statements(self.keyspace, self._replication):
-                    self._session.execute(stmt)
+                    execute_ddl(self._session, stmt)
             for stmt in cassio_table_statements(self.keyspace, self.table, self.dimension):
-                self._session.execute(stmt)
+                execute_ddl(self._session, stmt)
             if self._wait_indexes:
                 wait_queryable(self._session, self.keyspace, cassio_index_names(self.table))
 
