@@ -104,6 +104,9 @@ class _Run:
         self.include = strategy.needs_embeddings
         self.discovered: set[str] = set()
         self.followed: dict[Edge, _Followed] = {}
+        # Targets of edges fetched ahead for nodes the strategy expected to traverse next
+        # (`RunState.likely_next`), kept until those edges are really followed.
+        self.prefetched: dict[Edge, list[Hit]] = {}
 
     def _node(self, hit: Hit, path: Path, edges: Any) -> Node:
         doc: Document = hit.document
@@ -174,17 +177,46 @@ class _Run:
         self.followed.update(new)
         return list(new)
 
-    async def _fetch(self, edges: list[Edge], hop: HopStats) -> list[tuple[Hit, list[Edge]]]:
+    def _speculative_edges(self, edges: list[Edge]) -> list[Edge]:
+        """Edges of the nodes the strategy expects to traverse next that are neither followed
+        nor fetched yet nor part of this hop."""
+        guess = self.state.likely_next()
+        if not guess:
+            return []
+        taken = set(edges)
+        out: list[Edge] = []
+        for node in guess:
+            for edge in sorted(self.state.edges_to_follow(node), key=edge_sort_key):
+                if edge in taken or edge in self.followed or edge in self.prefetched:
+                    continue
+                taken.add(edge)
+                out.append(edge)
+        return out
+
+    async def _fetch(
+        self, edges: list[Edge], hop: HopStats, speculative: Sequence[Edge] = ()
+    ) -> list[tuple[Hit, list[Edge]]]:
+        """The targets of the hop's `edges`, merged (one entry per document with all the edges
+        that returned it), best first, cut to the strategy's `hop_limit`. Targets fetched ahead
+        in an earlier hop are taken from `prefetched`; the `speculative` edges are queried
+        together with this hop's own queries (never on their own round trip) and kept for
+        later. A prefetched result is exactly what the query would return now, so results
+        never depend on the guesses."""
         k = self.strategy.adjacent_k
-        meta = [e for e in edges if isinstance(e, MetadataEdge)]
-        ids = [e for e in edges if isinstance(e, IdEdge)]
         other = [e for e in edges if not isinstance(e, MetadataEdge | IdEdge)]
         if other:
             raise TypeError(f"Unsupported edge type {type(other[0]).__name__}: {other[0]!r}")
-        meta_results: list[list[Hit]] = [[] for _ in meta]
-        id_results: list[Hit] = []
         if k <= 0:
             return []
+        cached = {e: self.prefetched.pop(e) for e in edges if e in self.prefetched}
+        todo = [e for e in edges if e not in cached]
+        if not todo:
+            speculative = ()
+        asked = [*todo, *speculative]
+        meta = [e for e in asked if isinstance(e, MetadataEdge)]
+        ids = [e for e in asked if isinstance(e, IdEdge)]
+        meta_results: list[list[Hit]] = [[] for _ in meta]
+        id_results: list[Hit] = []
 
         async def one(i: int) -> None:
             meta_results[i] = await self._limited(
@@ -230,24 +262,48 @@ class _Run:
                 hop.queries["get"] += 1
                 tg.start_soon(get)
 
-        # Merge: one entry per document (all the edges that returned it), best first.
+        results: dict[Edge, list[Hit]] = dict(cached)
+        results.update(zip(meta, meta_results, strict=True))
+        by_id = {hit.document.id: hit for hit in id_results}
+        for e in ids:
+            hit = by_id.get(e.id)  # type: ignore[attr-defined]
+            results[e] = [hit] if hit is not None else []
+        if speculative:
+            spec_rows = 0
+            for e in speculative:
+                self.prefetched[e] = results[e]
+                spec_rows += len(results[e])
+            hop.notes["speculative_edges"] = hop.notes.get("speculative_edges", 0) + len(
+                speculative
+            )
+            hop.notes["speculative_rows"] = hop.notes.get("speculative_rows", 0) + spec_rows
+        if cached:
+            hop.notes["prefetched_edges"] = hop.notes.get("prefetched_edges", 0) + len(cached)
+
+        # Merge: one entry per document (all the edges that returned it), best first:
+        # metadata edges in the hop's order, then the id edges' documents.
         merged: dict[str, tuple[Hit, list[Edge]]] = {}
-        for edge, hits in zip(meta, meta_results, strict=True):
-            for hit in hits:
+        for edge in edges:
+            if not isinstance(edge, MetadataEdge):
+                continue
+            for hit in results[edge]:
                 hop.rows += 1
                 entry = merged.get(hit.document.id)
                 if entry is None:
                     merged[hit.document.id] = (hit, [edge])
                 else:
                     entry[1].append(edge)
-        for hit in id_results:
-            hop.rows += 1
-            id_edge = IdEdge(hit.document.id)
-            entry = merged.get(hit.document.id)
-            if entry is None:
-                merged[hit.document.id] = (hit, [id_edge])
-            else:
-                entry[1].append(id_edge)
+        for edge in edges:
+            if not isinstance(edge, IdEdge):
+                continue
+            for hit in results[edge]:
+                hop.rows += 1
+                id_edge = IdEdge(hit.document.id)
+                entry = merged.get(hit.document.id)
+                if entry is None:
+                    merged[hit.document.id] = (hit, [id_edge])
+                else:
+                    entry[1].append(id_edge)
         ranked = sorted(
             merged.values(),
             key=lambda e: e[0].score if e[0].score is not None else float("-inf"),
@@ -305,7 +361,11 @@ class _Run:
             self.stats.hops.append(hop)
             edges = self._new_edges(sources)
             hop.edges = len(edges)
-            nodes = self._to_nodes(await self._fetch(edges, hop)) if edges else []
+            if edges:
+                fetched = await self._fetch(edges, hop, self._speculative_edges(edges))
+                nodes = self._to_nodes(fetched)
+            else:
+                nodes = []
         self.stats.seconds = time.perf_counter() - t0
 
 

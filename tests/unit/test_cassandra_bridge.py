@@ -190,6 +190,13 @@ def test_vector_codec_gives_the_drivers_exact_results() -> None:
             "org.apache.cassandra.db.marshal.Int32Type, 2)"
         )
         assert it.deserialize(it.serialize([3, 4], 5), 5) == [3, 4]
+        # A PackedVector is sent as its precomputed bytes: the driver's exact encoding.
+        packed = vectors.PackedVector(v)
+        assert packed == v and packed.packed == raw and vt.serialize(packed, 5) == raw
+        with pytest.raises(ValueError):
+            vt.serialize(vectors.PackedVector(v[:-1]), 5)
+        vectors.uninstall()
+        assert vt.serialize(packed, 5) == raw  # without the codec: an ordinary list
     finally:
         vectors.install()
 

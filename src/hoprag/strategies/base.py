@@ -117,6 +117,13 @@ class RunState(ABC):
         that they never reach the store."""
         return node.outgoing_edges
 
+    def likely_next(self) -> Sequence[Node]:
+        """After `iterate`: nodes this run will probably traverse after the current hop (a
+        guess). The coordinator fetches the targets of their edges together with the hop's own
+        queries and uses them only if those edges really are followed later, so a guess never
+        changes the results; a right one saves a round trip. Default: none."""
+        return ()
+
     @property
     def hop_limit(self) -> int | None:
         """The most documents (best query similarity first, already-discovered ones included)

@@ -86,6 +86,8 @@ T = TypeVar("T")
 MODES = ("hoprag", "cassio")
 GET_CHUNK = 100
 """Ids per `IN` read."""
+QUERY_VECTOR_CACHE = 64
+"""Query vectors whose checked, packed form a store keeps (see `_query_vector`)."""
 INSERT_RETRIES = 6
 """Retries of one INSERT that timed out (server `WriteTimeout` or client timeout)."""
 INSERT_RETRY_DELAY = 0.25
@@ -220,6 +222,7 @@ class CassandraStore:
         self._limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limiters = weakref.WeakKeyDictionary()
         self._in_flight = 0
+        self._qv_cache: dict[int, tuple[list[float], list[float], vectors.PackedVector]] = {}
         if not _in_running_loop():
             self.setup()
 
@@ -495,8 +498,23 @@ class CassandraStore:
         return out
 
     def _query_vector(self, embedding: Any) -> list[float]:
+        """The checked query vector as a `PackedVector` (encoded once). A traversal passes the
+        same list object to every store call, so the checked, packed form of the last few
+        query lists is kept and reused while the list still holds the same values."""
         assert self.dimension is not None
-        return guards.check_vector(embedding, self.dimension, what="query embedding")
+        cacheable = type(embedding) is list
+        if cacheable:
+            hit = self._qv_cache.get(id(embedding))
+            if hit is not None and hit[0] is embedding and hit[1] == embedding:
+                return hit[2]
+        qv = vectors.PackedVector(
+            guards.check_vector(embedding, self.dimension, what="query embedding")
+        )
+        if cacheable:
+            if len(self._qv_cache) >= QUERY_VECTOR_CACHE:
+                self._qv_cache.clear()
+            self._qv_cache[id(embedding)] = (embedding, list(embedding), qv)
+        return qv
 
     async def _ann(
         self,

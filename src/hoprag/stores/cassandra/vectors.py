@@ -51,9 +51,25 @@ def _fast_deserialize(cls: Any, byts: bytes, protocol_version: int) -> Any:
     return _original.__func__(cls, byts, protocol_version)
 
 
+class PackedVector(list):  # type: ignore[type-arg]
+    """A list of floats that carries its serialized form (`packed`: big-endian float32
+    bytes, exactly what `VectorType.serialize` produces). With the numpy codec installed a
+    bound `PackedVector` is sent without re-encoding, so a query vector bound in many
+    statements (every query of a traversal binds the same one, some twice) is encoded once.
+    Without the codec it is an ordinary list to the driver."""
+
+    __slots__ = ("packed",)
+
+    def __init__(self, values: Any) -> None:
+        super().__init__(values)
+        self.packed = np.asarray(self, dtype=np.float64).astype(">f4").tobytes()
+
+
 def _fast_serialize(cls: Any, v: Any, protocol_version: int) -> bytes:
     if _is_float(cls.subtype):
         n = cls.vector_size
+        if type(v) is PackedVector and len(v) == n:
+            return v.packed
         if len(v) != n:
             raise ValueError(
                 f"Expected sequence of size {n} for vector of type {cls.subtype.typename} and "
