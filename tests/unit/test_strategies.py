@@ -71,3 +71,31 @@ def test_run_state_is_per_call() -> None:
     b = s.start_run([1.0, 0.0])
     assert a is not b and a.tracker is not b.tracker
     assert vars(s) == vars(Mmr(select_k=2))
+
+
+@pytest.mark.parametrize("lambda_mult", [0.2, 0.5, 0.9])
+def test_mmr_prefetch_changes_round_trips_never_results(lambda_mult: float) -> None:
+    from hoprag import traverse
+    from hoprag.embeddings import HashEmbedding
+    from hoprag.stores import MemoryStore
+    from shared_data import graph_documents
+
+    store = MemoryStore(embedding=HashEmbedding(16))
+    store.add(graph_documents(300, 16, seed=5))
+    edges = [("keywords", "keywords"), ("cites", "$id"), ("$id", "cites")]
+    trips = {}
+    for query in ("alpha", "beta gamma", "delta"):
+        runs = {}
+        for prefetch in (0, 1, 2, 4):
+            strategy = Mmr(
+                select_k=10, start_k=3, adjacent_k=6, max_depth=2, lambda_mult=lambda_mult,
+                prefetch=prefetch,
+            )  # fmt: skip
+            res = traverse(query, store=store, edges=edges, strategy=strategy)
+            runs[prefetch] = [(n.id, n.depth, n.path.nodes, n.extra_metadata) for n in res]
+            rounds = sum(1 for h in res.stats.hops if sum(h.queries.values()))
+            trips[prefetch] = trips.get(prefetch, 0) + rounds
+        assert runs[1] == runs[0] and runs[2] == runs[0] and runs[4] == runs[0], query
+    assert trips[2] < trips[0]
+    with pytest.raises(ValueError):
+        Mmr(prefetch=-1)
