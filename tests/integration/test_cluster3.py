@@ -1,16 +1,28 @@
-"""`scripts/cassandra up --nodes 3` brings up three nodes that see each other, and `down` stops
-them all. Runs beside the suite's own node, on 127.0.0.4-6 with its own state directory."""
+"""`scripts/cassandra up --nodes 3` brings up three nodes that see each other, a traversal over
+an RF 3 keyspace survives one node being killed mid-stream, and `down` stops them all. Runs
+beside the suite's own node, on 127.0.0.4-6 with its own state directory."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from hoprag import Eager, astream, atraverse
+from hoprag.embeddings import HashEmbedding
+from hoprag.stores.cassandra.store import CassandraStore
+from shared_data import graph_documents
+
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "scripts" / "cassandra"
+POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
 
 
 def _launcher(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -25,10 +37,6 @@ def _launcher(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
     )
 
 
-def _pids(state: Path) -> list[int]:
-    return [int(p.read_text()) for p in sorted(state.glob("node*/pid"))]
-
-
 def _alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -37,52 +45,97 @@ def _alive(pid: int) -> bool:
     return stat.split(") ", 1)[1][0] != "Z"
 
 
-def test_three_nodes_accept_quorum_writes_and_down_stops_them_all(tmp_path: Path) -> None:
-    from cassandra import ConsistencyLevel
-    from cassandra.query import SimpleStatement
+@dataclass
+class Cluster:
+    env: dict[str, str]
+    state: Path
+    up: subprocess.CompletedProcess[str]
+    session: Any
 
+    def pids(self) -> list[int]:
+        return [int(p.read_text()) for p in sorted(self.state.glob("node*/pid"))]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     from hoprag.stores.cassandra.session import connect
 
+    state = tmp_path_factory.mktemp("c3") / "state"
     env = {k: v for k, v in os.environ.items() if k != "HOPRAG_CASSANDRA"}
     env |= {
-        "HOPRAG_CASSANDRA_HOME": str(tmp_path / "c3"),
+        "HOPRAG_CASSANDRA_HOME": str(state),
         "HOPRAG_CASSANDRA_FIRST_IP": "4",
         "HOPRAG_NO_DOCKER": "1",
     }
     up = _launcher(env, "up", "--nodes", "3", "--heap", "768M")
-    session: Any = None
+    c = Cluster(env, state, up, None)
     try:
         assert up.returncode == 0, up.stderr[-3000:]
-        points = up.stdout.strip().splitlines()[-1]
-        assert points == "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
-        pids = _pids(tmp_path / "c3")
-        assert len(pids) == 3 and all(_alive(p) for p in pids)
-
-        session = connect(points)
-        hosts = session.cluster.metadata.all_hosts()
-        assert sorted(h.address for h in hosts if h.is_up) == [
-            "127.0.0.4",
-            "127.0.0.5",
-            "127.0.0.6",
-        ]
-        session.execute(
-            "CREATE KEYSPACE rf3 WITH replication = "
-            "{'class': 'SimpleStrategy', 'replication_factor': 3}"
-        )
-        session.execute("CREATE TABLE rf3.kv (k text PRIMARY KEY, v int)")
-        write = SimpleStatement(
-            "INSERT INTO rf3.kv (k, v) VALUES (%s, %s)", consistency_level=ConsistencyLevel.QUORUM
-        )
-        for i in range(20):
-            session.execute(write, (f"k{i}", i))
-        # Reading at ALL proves every one of the three replicas answers.
-        read = SimpleStatement("SELECT k, v FROM rf3.kv", consistency_level=ConsistencyLevel.ALL)
-        assert sorted(r.v for r in session.execute(read)) == list(range(20))
+        c.session = connect(POINTS)
+        yield c
     finally:
-        if session is not None:
-            session.cluster.shutdown()
-        down = _launcher(env, "down")
+        if c.session is not None:
+            c.session.cluster.shutdown()
+        _launcher(env, "down")
+
+
+def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -> None:
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
+    assert cluster.up.stdout.strip().splitlines()[-1] == POINTS
+    pids = cluster.pids()
+    assert len(pids) == 3 and all(_alive(p) for p in pids)
+    s = cluster.session
+    hosts = s.cluster.metadata.all_hosts()
+    assert sorted(h.address for h in hosts if h.is_up) == ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
+    s.execute(
+        "CREATE KEYSPACE rf3 WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 3}"
+    )
+    s.execute("CREATE TABLE rf3.kv (k text PRIMARY KEY, v int)")
+    write = SimpleStatement(
+        "INSERT INTO rf3.kv (k, v) VALUES (%s, %s)", consistency_level=ConsistencyLevel.QUORUM
+    )
+    for i in range(20):
+        s.execute(write, (f"k{i}", i))
+    # Reading at ALL proves every one of the three replicas answers.
+    read = SimpleStatement("SELECT k, v FROM rf3.kv", consistency_level=ConsistencyLevel.ALL)
+    assert sorted(r.v for r in s.execute(read)) == list(range(20))
+
+
+async def test_a_traversal_survives_a_node_killed_mid_stream(cluster: Cluster) -> None:
+    store = CassandraStore(
+        HashEmbedding(16),
+        keyspace="trav",
+        table="docs",
+        session=cluster.session,
+        replication_factor=3,
+        write_consistency="ALL",  # searches run at ONE: every replica needs every row
+    )
+    await store.aadd(graph_documents(300, 16, seed=11))
+    edges = [("keywords", "keywords"), ("cites", "$id")]
+    strategy = Eager(select_k=40, start_k=3, adjacent_k=6, max_depth=3)
+    before = await atraverse("content 12", store=store, edges=edges, strategy=strategy)
+    assert len(before) == 40
+
+    victim = cluster.pids()[2]  # node 3, 127.0.0.6
+    got = []
+    async with astream("content 12", store=store, edges=edges, strategy=strategy) as stream:
+        async for node in stream:
+            got.append(node)
+            if len(got) == 1:
+                os.kill(victim, signal.SIGKILL)
+    assert not _alive(victim)
+    # Every row lives on all three replicas, so the same documents come back.
+    assert sorted(n.id for n in got) == sorted(n.id for n in before)
+    assert len(stream.stats.hops) >= 2
+
+
+def test_down_stops_every_node(cluster: Cluster) -> None:
+    pids = cluster.pids()
+    down = _launcher(cluster.env, "down")
     assert down.returncode == 0, down.stderr
     assert not any(_alive(p) for p in pids), "a node JVM survived `scripts/cassandra down`"
-    status = _launcher(env, "status")
+    status = _launcher(cluster.env, "status")
     assert status.returncode == 3 and "not running" in status.stdout

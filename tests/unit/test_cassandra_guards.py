@@ -166,3 +166,12 @@ def test_translate_failures_timeouts_and_unavailability() -> None:
     assert not isinstance(translate(read, "x"), StoreUnavailableError)
     same = InvalidInputError("already ours")
     assert translate(same, "x") is same
+
+
+def test_write_consistency_is_checked_by_name() -> None:
+    from hoprag.stores.cassandra.guards import check_consistency
+
+    assert check_consistency("local_quorum") == "LOCAL_QUORUM"
+    assert check_consistency(None) is None
+    with pytest.raises(InvalidInputError, match="write_consistency"):
+        check_consistency("MOST")

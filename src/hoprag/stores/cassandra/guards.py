@@ -182,3 +182,19 @@ def metadata_json(metadata: Mapping[str, Any]) -> str:
 def vectors_of(vectors: Sequence[object], dimension: int, what: Sequence[str]) -> list[list[float]]:
     """`check_vector` over several vectors, naming each by `what[i]`."""
     return [check_vector(v, dimension, what=w) for v, w in zip(vectors, what, strict=True)]
+
+
+CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM",
+                      "LOCAL_ONE", "ANY")  # fmt: skip
+
+
+def check_consistency(level: object) -> str | None:
+    """Return a consistency level name in upper case (None stays None), or raise
+    InvalidInputError naming the accepted levels."""
+    if level is None:
+        return None
+    if isinstance(level, str) and level.upper() in CONSISTENCY_LEVELS:
+        return level.upper()
+    raise InvalidInputError(
+        f"write_consistency must be one of {', '.join(CONSISTENCY_LEVELS)}, got {level!r}"
+    )

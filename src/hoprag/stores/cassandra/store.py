@@ -92,6 +92,10 @@ INSERT_RETRIES = 6
 """Retries of one INSERT that timed out (server `WriteTimeout` or client timeout)."""
 INSERT_RETRY_DELAY = 0.25
 """Seconds before the first retry; doubled for each further one."""
+READ_RETRIES = 5
+"""Retries of a read that failed transiently (timeout, too few replicas, lost connection)."""
+READ_RETRY_DELAY = 0.25
+"""Seconds before the first read retry; doubled for each further one (7.75 s in all)."""
 _VECTOR_TYPE = re.compile(r"vector<\s*float\s*,\s*(\d+)\s*>", re.IGNORECASE)
 
 
@@ -124,6 +128,20 @@ def _run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return box["value"]
 
 
+def _is_transient_read_error(exc: BaseException | None) -> bool:
+    """Whether a read failed in a way another try can fix: a replica or the client timed out,
+    too few replicas were alive, or a connection broke (a node died or restarted). A replica
+    that stopped answering is routed around once the coordinator's failure detector convicts
+    it, which takes seconds; reads are idempotent, so retrying them is safe."""
+    from cassandra import OperationTimedOut, ReadTimeout, Unavailable
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.connection import ConnectionException
+
+    return isinstance(
+        exc, ReadTimeout | Unavailable | OperationTimedOut | ConnectionException | NoHostAvailable
+    )
+
+
 def _is_timeout(exc: BaseException | None) -> bool:
     """Whether a driver exception is a write timeout (server side or client side)."""
     from cassandra import OperationTimedOut, WriteTimeout
@@ -150,6 +168,10 @@ class CassandraStore:
             `nested_metadata_fields`).
         create_schema: create keyspace/table/indexes when missing (default True).
         request_timeout: per-request timeout in seconds (default: the session's).
+        write_consistency: consistency level of writes, e.g. "LOCAL_QUORUM" or "ALL" (default:
+            the session's, LOCAL_ONE). Vector searches always run at ONE (Cassandra forces it),
+            so with replication a traversal that must survive a node's death reads complete
+            data only where every replica got every write: use "ALL" for such loads.
         fast_vectors: install the numpy vector codec (`vectors.py`; identical results).
     """
 
@@ -169,6 +191,7 @@ class CassandraStore:
         create_schema: bool = True,
         create_keyspace: bool = True,
         request_timeout: float | None = None,
+        write_consistency: str | None = None,
         fast_vectors: bool = True,
         wait_indexes: bool = True,
     ) -> None:
@@ -212,6 +235,7 @@ class CassandraStore:
         self._create_schema = create_schema
         self._create_keyspace = create_keyspace
         self._request_timeout = request_timeout
+        self._write_consistency = guards.check_consistency(write_consistency)
         self._fast_vectors = fast_vectors
         self._wait_indexes = wait_indexes
         self._ready = False
@@ -413,6 +437,10 @@ class CassandraStore:
         if "ANN OF" in stmt.query_string:
             # Cassandra runs ANN queries at ONE / LOCAL_ONE anyway and warns otherwise.
             stmt.consistency_level = ConsistencyLevel.LOCAL_ONE
+        elif self._write_consistency and stmt.query_string.lstrip().upper().startswith(
+            ("INSERT", "UPDATE", "DELETE")
+        ):
+            stmt.consistency_level = getattr(ConsistencyLevel, self._write_consistency)
 
     async def _ensure(self) -> None:
         if not self._ready:
@@ -481,6 +509,20 @@ class CassandraStore:
             rows = [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
         return rows
 
+    async def _read(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
+        """`_rows` for a read, retried with backoff after a transient failure (see
+        `_is_transient_read_error`), so a traversal survives a node dying mid-stream."""
+        delay = READ_RETRY_DELAY
+        for attempt in range(READ_RETRIES + 1):
+            try:
+                return await self._rows(query, params, operation)
+            except StoreError as exc:
+                if attempt == READ_RETRIES or not _is_transient_read_error(exc.__cause__):
+                    raise
+            await asyncio.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
     def _conditions(
         self, filter: Filter | None, edge: MetadataEdge | None = None
     ) -> list[tuple[Any, ...]]:
@@ -529,7 +571,7 @@ class CassandraStore:
         for c in conditions:
             params.extend(c)
         params.extend((qv, k))
-        rows = await self._rows(query, params, operation)
+        rows = await self._read(query, params, operation)
         hits = self.layout.hits(rows, include_embeddings=include_embeddings, query=qv)
         hits.sort(key=lambda h: h.score if h.score is not None else float("-inf"), reverse=True)
         return hits
@@ -624,7 +666,7 @@ class CassandraStore:
 
         async def one(chunk: list[str]) -> None:
             params: list[Any] = [qv, chunk] if with_score else [chunk]
-            rows = await self._rows(query, params, "read by id")
+            rows = await self._read(query, params, "read by id")
             if conditions:
                 rows = [r for r in rows if self.layout.matches(r, conditions)]
             for hit in self.layout.hits(rows, include_embeddings=include_embeddings, query=qv):
