@@ -8,7 +8,8 @@ The same documents and embeddings are loaded twice into keyspace `hoprag_bench`:
 table (`CassandraStore.aadd`) and into LangChain's `Cassandra` vector store
 (`langchain_community.vectorstores.Cassandra.add_documents` after langchain-graph-retriever's
 `ShreddingTransformer`, as its `CassandraAdapter` requires). Loaded tables are kept and reused
-(a marker row in `hoprag_bench.bench_loads` records a complete load); `--reload` loads again.
+(a marker row in `hoprag_bench.bench_loads` records a complete load, and a few documents are
+read back by primary key); `--reload` loads again.
 
 Data: FOLDOC in full with MiniLM embeddings (cached on disk by `CachedEmbedding`), and a
 WordNet sample (`--wordnet N`, default 50,000) with `HashEmbedding(384)`, a deterministic
@@ -180,9 +181,21 @@ def _fingerprint(ds: Dataset) -> str:
     return h.hexdigest()[:16]
 
 
-def _marked(session: Any, table: str, fp: str, n: int) -> bool:
+def _marked(session: Any, table: str, fp: str, n: int, probe_ids: Sequence[str]) -> bool:
+    """Whether a complete load of these documents is recorded for `table` and the table still
+    holds them (probed by primary key: a marker alone survived a lost table once)."""
     row = session.execute(f"SELECT docs, fingerprint FROM {MARKS} WHERE name = %s", (table,)).one()
-    return row is not None and row[0] == n and row[1] == fp
+    if row is None or row[0] != n or row[1] != fp:
+        return False
+    key = "row_id" if table.startswith("lc_") else "id"
+    try:
+        for doc_id in probe_ids:
+            q = f"SELECT {key} FROM {KEYSPACE}.{table} WHERE {key} = %s"
+            if session.execute(q, (doc_id,)).one() is None:
+                return False
+    except Exception:  # the table itself is gone
+        return False
+    return True
 
 
 def _mark(session: Any, table: str, fp: str, n: int, seconds: float) -> None:
@@ -210,6 +223,7 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
     """hoprag's table and LangChain's table for `ds`, loaded unless a marker shows a complete
     earlier load of the same documents; returns the stores and load figures."""
     fp, n = _fingerprint(ds), len(ds.docs)
+    probe = [ds.docs[0].id, ds.docs[n // 2].id, ds.docs[-1].id]
     ours_t, lc_t = f"hr_{ds.name}", f"lc_{ds.name}"
     info: dict[str, Any] = {"docs": n}
     ours = CassandraStore(
@@ -220,7 +234,7 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
         dimension=DIM,
     )
     await ours.asetup()
-    if reload or not _marked(session, ours_t, fp, n):
+    if reload or not _marked(session, ours_t, fp, n, probe):
         t0 = time.perf_counter()
         await ours.aadd(ds.docs)
         secs = time.perf_counter() - t0
@@ -229,7 +243,7 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
         info["ours_load_docs_per_s"] = n / secs
     else:
         print(f"  reused {ours_t} ({n} docs)")
-    if reload or not _marked(session, lc_t, fp, n):
+    if reload or not _marked(session, lc_t, fp, n, probe):
         vectors.uninstall()
         t0 = time.perf_counter()
         await anyio.to_thread.run_sync(load_langchain, session, lc_t, ds)
@@ -731,6 +745,31 @@ def report(results: list[dict[str, Any]], load: dict[str, Any] | None) -> str:
     return text
 
 
+def markdown(out: dict[str, Any]) -> str:
+    """The results as Markdown tables (for docs/benchmarks.md)."""
+    lines = [
+        "| dataset | case | hoprag p50 / p95 ms | GR p50 / p95 ms | x faster | floor ms | "
+        "/ floor | round trips | 1st node / search ms | queries hoprag / GR | "
+        "rows hoprag / GR | same ids | own table |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in out["cases"]:
+        lines.append(
+            f"| {r['dataset'].split(' (')[0]} | {r['case']} | {r['ours_p50_ms']:.0f} / "
+            f"{r['ours_p95_ms']:.0f} | {r['peer_p50_ms']:.0f} / {r['peer_p95_ms']:.0f} | "
+            f"{r['speedup']:.1f} | {r['floor_ms']:.0f} | {r['floor_ratio']:.2f} | "
+            f"{r['ours_hops']:.1f} | {r['ttfn_p50_ms']:.1f} / {r['start_search_p50_ms']:.1f} | "
+            f"{r['ours_queries']:.0f} / {r['peer_queries']:.0f} | "
+            f"{r['ours_rows']:.0f} / {r['peer_rows']:.0f} | {r['same_ids_count']}"
+            f"{'' if r['same_ids'] or not r['differences_explained'] else ' *'} | "
+            f"{r['same_ids_own_table_count']} |"
+        )
+    lines += ["", "| target | result | measured |", "|---|---|---|"]
+    for v in out["verdicts"]:
+        lines.append(f"| {v['target']} | {'met' if v['met'] else 'MISSED'} | {v['measured']} |")
+    return "\n".join(lines)
+
+
 def chart(results: list[dict[str, Any]], path: Path) -> None:
     """Grouped bars (log scale): hoprag, graph-retriever and the floor per case."""
     try:
@@ -752,7 +791,7 @@ def chart(results: list[dict[str, Any]], path: Path) -> None:
     ax.set_ylabel("median latency, ms (log)")
     ax.set_xticks(list(xs), labels, fontsize=7)
     ax.legend()
-    ax.set_title("Traversal latency on one Cassandra 5.0 node (same data, same ids)")
+    ax.set_title("Traversal latency on one Cassandra 5.0 node, same data (median)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -840,6 +879,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small run, under five minutes")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--chart", help="write a PNG chart here")
+    ap.add_argument("--markdown", help="write the tables as Markdown here")
     ap.add_argument("--reload", action="store_true", help="load the tables again")
     ap.add_argument("--queries", type=int, default=None, help="queries per dataset (max 20)")
     ap.add_argument("--reps", type=int, default=None, help="measured repetitions per query")
@@ -862,6 +902,9 @@ def main() -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))
         print(f"  json: {args.json}")
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(out) + "\n")
+        print(f"  markdown: {args.markdown}")
     if args.chart:
         chart(out["cases"], Path(args.chart))
     return 0
