@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from benchlib import text_table
 
 from hoprag import Beam, Document, MetadataEdge, Node, TraversalResult, atraverse
 
@@ -206,21 +207,6 @@ def hop_figures(result: TraversalResult) -> tuple[list[int], list[int], dict[str
     )
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for k, r in enumerate(rows):
-        lines.append(
-            "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(r, widths, strict=True))
-            )
-        )
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def ids(result: TraversalResult | None) -> list[str]:
     return [n.id for n in result or []]
 
@@ -258,7 +244,7 @@ async def main() -> None:
     print(f"graph: {args.docs} documents, {args.dim} dimensions, edges {EDGES}")
     counts = count_paths(meta, start, 3)
     print("\nunbounded expansion from one start (paths computed from the adjacency):")
-    print(table([("hops", "paths"), *((str(h + 1), f"{c:,}") for h, c in enumerate(counts))]))
+    print(text_table([("hops", "paths"), *((str(h + 1), f"{c:,}") for h, c in enumerate(counts))]))
 
     done, secs, best_path = enumerate_paths(meta, sims, start, args.cap)
     rate = done / secs if secs else float("inf")
@@ -315,7 +301,7 @@ async def main() -> None:
     row("peak traced memory", lambda r: f"{r.peak_bytes / 2**20:.2f} MiB")
     row("same ids as MemoryStore", lambda r: str(ids(r.result) == ids(memory.result)))
     print(f"\n{strategy!r}\n")
-    print(table(rows))
+    print(text_table(rows))
     assert memory.result is not None
     print("\nbest paths:")
     for node in memory.result[:5]:
