@@ -151,3 +151,21 @@ async def test_cassio_mode_writes_rows_langchain_can_read(
     hits = await store.asearch(HashEmbedding(DIM)("x"), k=5, filter={"n": 1})
     assert [h.document.id for h in hits] == ["a"]
     assert hits[0].document.metadata["tags"] == ["x", "y"]
+
+
+async def test_graph_retriever_works_over_a_langchain_table(
+    stores: tuple[CassandraStore, CassandraStore],
+) -> None:
+    from hoprag.langchain import GraphRetriever
+
+    cassio_store, own = stores
+    strategy = hoprag.Eager(select_k=8, start_k=2, adjacent_k=6, max_depth=2)
+    retriever = GraphRetriever(store=cassio_store, edges=EDGES, strategy=strategy)
+    docs = await retriever.ainvoke("alpha")
+    expected = await hoprag.atraverse("alpha", store=own, edges=EDGES, strategy=strategy)
+    assert [d.id for d in docs] == [n.id for n in expected]
+    for d in docs:
+        assert d.metadata["_path"][-1] == d.id
+        assert d.metadata["_depth"] == len(d.metadata["_path"]) - 1
+        assert isinstance(d.metadata["keywords"], list)  # shredded lists come back as lists
+    assert any(d.metadata["_depth"] > 0 for d in docs)
