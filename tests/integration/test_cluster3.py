@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,8 +88,19 @@ def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -
     pids = cluster.pids()
     assert len(pids) == 3 and all(_alive(p) for p in pids)
     s = cluster.session
-    hosts = s.cluster.metadata.all_hosts()
-    assert sorted(h.address for h in hosts if h.is_up) == ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
+    # Each node lists the other two as peers...
+    peers = sorted(str(r.peer) for r in s.execute("SELECT peer FROM system.peers_v2"))
+    assert len(peers) == 2
+    # ...and the driver, which opens its pools to discovered nodes in the background, ends up
+    # connected to all three.
+    deadline = time.monotonic() + 60
+    want = ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
+    while time.monotonic() < deadline:
+        up = sorted(h.address for h in s.cluster.metadata.all_hosts() if h.is_up)
+        if up == want:
+            break
+        time.sleep(0.5)
+    assert up == want
     s.execute(
         "CREATE KEYSPACE rf3 WITH replication = "
         "{'class': 'SimpleStrategy', 'replication_factor': 3}"
