@@ -109,42 +109,33 @@ def test_dimension_is_a_schema_parameter(cassandra_session: Any, keyspace: str) 
     assert "vector<float, 384>" in table_statements(keyspace, "wide", 384)[0]
 
 
-def _server_error(session: Any, cql: str, params: tuple[Any, ...]) -> BaseException:
+@pytest.mark.parametrize(
+    ("vector", "k", "server_error", "hoprag_error", "says"),
+    [
+        ([1.0, 0.0, 0.0, 0.0], 1001, "InvalidRequest", "InvalidInputError", "at most 1000"),
+        # Cassandra 5.0.8 reports a zero vector as a replica failure, not an InvalidRequest.
+        ([0.0, 0.0, 0.0, 0.0], 3, "ReadFailure", "StoreError", "zero or NaN vector"),
+    ],
+    ids=["limit-above-1000", "zero-vector"],
+)
+def test_server_errors_become_clear_hoprag_errors(
+    cassandra_session: Any,
+    loaded: str,
+    vector: list[float],
+    k: int,
+    server_error: str,
+    hoprag_error: str,
+    says: str,
+) -> None:
+    import hoprag.errors
+    from hoprag.stores.cassandra.errors import translate
+
+    stmt = cassandra_session.prepare(
+        f"SELECT id FROM {loaded}.docs ORDER BY embedding ANN OF ? LIMIT ?"
+    )
     with pytest.raises(Exception) as info:
-        session.execute(session.prepare(cql), params)
-    return info.value
-
-
-def test_limit_above_1000_from_the_server_becomes_a_clear_hoprag_error(
-    cassandra_session: Any, loaded: str
-) -> None:
-    from hoprag.errors import InvalidInputError
-    from hoprag.stores.cassandra.errors import translate
-
-    raw = _server_error(
-        cassandra_session,
-        f"SELECT id FROM {loaded}.docs ORDER BY embedding ANN OF ? LIMIT ?",
-        ([1.0, 0.0, 0.0, 0.0], 1001),
-    )
-    assert type(raw).__name__ == "InvalidRequest"
-    err = translate(raw, "vector search")
-    assert isinstance(err, InvalidInputError)
-    assert "at most 1000" in str(err) and "vector search" in str(err)
-
-
-def test_zero_vector_failure_from_the_server_becomes_a_clear_hoprag_error(
-    cassandra_session: Any, loaded: str
-) -> None:
-    from hoprag.errors import StoreError
-    from hoprag.stores.cassandra.errors import translate
-
-    raw = _server_error(
-        cassandra_session,
-        f"SELECT id FROM {loaded}.docs ORDER BY embedding ANN OF ? LIMIT ?",
-        ([0.0, 0.0, 0.0, 0.0], 3),
-    )
-    # Cassandra 5.0.8 reports this as a replica failure, not an InvalidRequest.
-    assert type(raw).__name__ == "ReadFailure"
-    err = translate(raw, "vector search")
-    assert isinstance(err, StoreError)
-    assert "zero or NaN vector" in str(err)
+        cassandra_session.execute(stmt, (vector, k))
+    assert type(info.value).__name__ == server_error
+    err = translate(info.value, "vector search")
+    assert isinstance(err, getattr(hoprag.errors, hoprag_error))
+    assert says in str(err) and "vector search" in str(err)
