@@ -213,6 +213,29 @@ class StoreCompliance:
         assert {n.id for n in result} == {"d10", "d9", "d8"}
         assert {n.id: n.depth for n in result}["d9"] == 1
 
+    async def test_traversal_keeps_true_and_one_apart(self, store: Any) -> None:
+        # A bool is not a number: the edges v=True and v=1 are two edges, each followed.
+        vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
+        await store.aadd(
+            [
+                Document("root", "r", {"probe": [True, 1]}, vec),
+                Document("is_true", "t", {"v": True}, vec),
+                Document("is_one", "o", {"v": 1.0}, vec),
+                Document("is_false", "f", {"v": False}, vec),
+            ]
+        )
+        result = await atraverse(
+            None,
+            query_embedding=_query(),
+            store=store,
+            edges=[("probe", "v")],
+            strategy=Eager(select_k=20, start_k=0, adjacent_k=20, max_depth=1),
+            initial_root_ids=["root"],
+        )
+        assert {n.id for n in result} == {"root", "is_true", "is_one"}
+        via = {n.id: n.path.edges[-1] for n in result if n.id != "root"}
+        assert via == {"is_true": MetadataEdge("v", True), "is_one": MetadataEdge("v", 1)}
+
     # -- writes -----------------------------------------------------------------------------
 
     async def test_upsert_replaces(self, store: Any) -> None:

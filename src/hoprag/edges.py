@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hoprag.documents import Document
@@ -51,10 +51,32 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+def value_key(value: Any) -> Any:
+    """A hashable key under which equal metadata values meet: numbers compare numerically
+    (1 == 1.0) but a bool is not a number (True != 1); lists and dicts compare structurally.
+    Edges and every store use this one notion of equality."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", float(value))
+    if isinstance(value, str):
+        return ("s", value)
+    if value is None:
+        return ("z", None)
+    if isinstance(value, Mapping):
+        return ("d", tuple(sorted((str(k), value_key(v)) for k, v in value.items())))
+    if isinstance(value, list | tuple):
+        return ("l", tuple(value_key(v) for v in value))
+    return ("o", repr(value))
+
+
 def _json_default(obj: Any) -> Any:
     if isinstance(obj, Mapping):
         return dict(obj)
     return str(obj)
+
+
+_setattr = object.__setattr__
 
 
 class Edge:
@@ -63,20 +85,42 @@ class Edge:
     __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class MetadataEdge(Edge):
     """Leads to documents whose field `incoming_field` equals `value` (or, for a list field,
-    contains it). Dotted field names reach into nested dicts."""
+    contains it). Dotted field names reach into nested dicts. Two edges are equal when their
+    fields are and their values are under `value_key` (1 == 1.0, but True != 1)."""
 
     incoming_field: str
     value: Any
+    _key: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.incoming_field, str) or not self.incoming_field:
             raise ValueError(
                 f"MetadataEdge field must be a non-empty string, got {self.incoming_field!r}"
             )
-        object.__setattr__(self, "value", _freeze(self.value))
+        value = _freeze(self.value)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "_key", (self.incoming_field, value_key(value)))
+
+    @classmethod
+    def _trusted(cls, incoming_field: str, value: Any) -> MetadataEdge:
+        """An edge from a field name that is already valid and a scalar value, without the
+        checks (the edge function's hot path)."""
+        edge = object.__new__(cls)
+        _setattr(edge, "incoming_field", incoming_field)
+        _setattr(edge, "value", value)
+        _setattr(edge, "_key", (incoming_field, value_key(value)))
+        return edge
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MetadataEdge):
+            return self._key == other._key
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key)
 
     def __repr__(self) -> str:
         return f"MetadataEdge({self.incoming_field!r}, {self.value!r})"
@@ -231,7 +275,7 @@ class MetadataEdgeFunction:
     def _edge(target: str, value: Any) -> Edge:
         if target == ID_FIELD:
             return IdEdge(str(value))
-        return MetadataEdge(target, value)
+        return MetadataEdge._trusted(target, value)  # checked spec, scalar value
 
     def __call__(self, doc: Document) -> Edges:
         """The document's incoming edges (its target-field values) and outgoing edges (its

@@ -118,3 +118,23 @@ def test_parse_edges() -> None:
         parse_edges("keywords")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         parse_edges(42)  # type: ignore[arg-type]
+
+
+def test_edge_equality_follows_value_equality_of_the_stores() -> None:
+    # Numbers compare numerically, but a bool is not a number (as in every store).
+    assert MetadataEdge("f", 1) == MetadataEdge("f", 1.0)
+    assert hash(MetadataEdge("f", 1)) == hash(MetadataEdge("f", 1.0))
+    assert MetadataEdge("f", True) != MetadataEdge("f", 1)
+    assert MetadataEdge("f", False) != MetadataEdge("f", 0)
+    assert len({MetadataEdge("f", True), MetadataEdge("f", 1), MetadataEdge("f", 1.0)}) == 2
+    assert MetadataEdge("f", [1, {"a": True}]) == MetadataEdge("f", (1.0, {"a": True}))
+    assert MetadataEdge("f", [1, {"a": True}]) != MetadataEdge("f", [1, {"a": 1}])
+    assert MetadataEdge("f", 1) != MetadataEdge("g", 1)
+    assert MetadataEdge("f", "1") != MetadataEdge("f", 1)
+
+
+def test_a_list_with_true_and_one_gives_two_edges() -> None:
+    fn = MetadataEdgeFunction([("probe", "v")])
+    out = fn(Document("d", "", {"probe": [True, 1, 1.0]})).outgoing
+    assert out == {MetadataEdge("v", True), MetadataEdge("v", 1)}
+    assert len(out) == 2

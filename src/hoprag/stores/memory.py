@@ -6,37 +6,19 @@ filter costs the size of its posting list rather than a scan."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from hoprag.documents import Document
-from hoprag.edges import MISSING, MetadataEdge, nested_get
+from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
 from hoprag.embeddings.base import aembed_documents, check_vector, embed_documents
 from hoprag.stores.base import Filter, Hit
 
 _Rows = NDArray[np.int64]
 _EMPTY: _Rows = np.empty(0, dtype=np.int64)
-
-
-def value_key(value: Any) -> Any:
-    """A hashable key under which equal metadata values meet: numbers compare numerically
-    (1 == 1.0) but a bool is not a number; lists and dicts compare structurally."""
-    if isinstance(value, bool):
-        return ("b", value)
-    if isinstance(value, int | float):
-        return ("n", float(value))
-    if isinstance(value, str):
-        return ("s", value)
-    if value is None:
-        return ("z", None)
-    if isinstance(value, Mapping):
-        return ("d", tuple(sorted((str(k), value_key(v)) for k, v in value.items())))
-    if isinstance(value, list | tuple):
-        return ("l", tuple(value_key(v) for v in value))
-    return ("o", repr(value))
 
 
 def _keys_of(value: Any) -> set[Any]:
