@@ -147,13 +147,18 @@ class _Run:
                 include_embeddings=self.include,
             )
 
-        async with anyio.create_task_group() as tg:
-            if self.strategy.start_k > 0:
-                hop.queries["search"] += 1
+        if self.strategy.start_k > 0:
+            hop.queries["search"] += 1
+        if root_ids:
+            hop.queries["get"] += 1
+        if self.strategy.start_k > 0 and root_ids:
+            async with anyio.create_task_group() as tg:
                 tg.start_soon(search)
-            if root_ids:
-                hop.queries["get"] += 1
                 tg.start_soon(roots)
+        elif self.strategy.start_k > 0:  # one query: no task to spawn before the first node
+            await search()
+        elif root_ids:
+            await roots()
         nodes: list[Node] = []
         for hit in [*results["search"], *results["roots"]]:
             hop.rows += 1

@@ -28,12 +28,12 @@ def check_vector(
 ) -> list[float]:
     """Return `vec` as a list of floats, or raise ValueError if it is empty, has the wrong
     dimension, or contains NaN/infinity or only zeros (cosine similarity is undefined there)."""
-    out = [float(x) for x in vec]
+    out = list(map(float, vec))
     if not out:
         raise ValueError(f"{what} is empty")
     if dim is not None and len(out) != dim:
         raise ValueError(f"{what} has dimension {len(out)}, expected {dim}")
-    if not all(math.isfinite(x) for x in out):
+    if not all(map(math.isfinite, out)):
         raise ValueError(f"{what} contains NaN or infinity")
     if not any(out):
         raise ValueError(f"{what} is a zero vector; cosine similarity is undefined for it")

@@ -32,6 +32,9 @@ def check_k(k: object, *, what: str = "k") -> int:
     return int(k)
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def check_vector(vec: object, dimension: int, *, what: str) -> list[float]:
     """`vec` as a list of floats of length `dimension`, finite and not all zeros."""
     if vec is None or isinstance(vec, str | bytes):
@@ -55,7 +58,7 @@ def check_vector(vec: object, dimension: int, *, what: str) -> list[float]:
             "rejects it"
         )
     # Cassandra stores float32: values beyond its range would become infinity.
-    if np.abs(arr).max() > np.finfo(np.float32).max:
+    if np.abs(arr).max() > _F32_MAX:
         raise InvalidInputError(f"{what} has a value beyond the float32 range")
     return arr.tolist()
 

@@ -42,12 +42,15 @@ def _doc(doc_id: str, content: str | None, metadata: dict[str, Any], emb: Any) -
     return doc
 
 
-def _cosine(query: np.ndarray, query_norm: float, emb: list[float]) -> float:
-    v = np.asarray(emb, dtype=np.float64)
-    n = float(np.linalg.norm(v))
-    if n == 0.0 or query_norm == 0.0:
-        return 0.0
-    return float(np.dot(query, v) / (query_norm * n))
+def _cosines(query: Sequence[float], embeddings: Sequence[Sequence[float]]) -> list[float]:
+    """Cosine of each embedding with `query`, in float64, in one matrix product (0 for a zero
+    vector)."""
+    q = np.asarray(query, dtype=np.float64)
+    m = np.asarray(embeddings, dtype=np.float64)
+    norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(q))
+    dots = m @ q
+    safe = np.where(norms == 0.0, 1.0, norms)
+    return np.where(norms == 0.0, 0.0, dots / safe).tolist()
 
 
 class Layout:
@@ -130,25 +133,28 @@ class Layout:
         decoded vector; otherwise it is Cassandra's `similarity_cosine` ((1 + cos) / 2)
         converted back to plain cosine (2s - 1)."""
         nb = len(self.base_columns())
-        out: list[Hit] = []
-        q: np.ndarray | None = None
-        qn = 0.0
-        if include_embeddings and query is not None and scored:
-            q = np.asarray(query, dtype=np.float64)
-            qn = float(np.linalg.norm(q))
-        for row in rows:
-            metadata = self.decode_metadata(row)
-            score: float | None = None
-            emb = None
-            if include_embeddings:
-                emb = row[nb]
-                if q is not None and emb is not None:
-                    score = _cosine(q, qn, emb)
-            elif scored and query is not None:
-                s = row[nb]
-                score = None if s is None else 2.0 * float(s) - 1.0
-            out.append(Hit(_doc(row[0], row[1], metadata, emb), score))
-        return out
+        scores: list[float | None] = [None] * len(rows)
+        if include_embeddings:
+            if query is not None and scored:
+                with_vec = [i for i, row in enumerate(rows) if row[nb] is not None]
+                if with_vec:
+                    cos = _cosines(query, [rows[i][nb] for i in with_vec])
+                    for i, c in zip(with_vec, cos, strict=True):
+                        scores[i] = c
+        elif scored and query is not None:
+            scores = [None if row[nb] is None else 2.0 * float(row[nb]) - 1.0 for row in rows]
+        return [
+            Hit(
+                _doc(
+                    row[0],
+                    row[1],
+                    self.decode_metadata(row),
+                    row[nb] if include_embeddings else None,
+                ),
+                score,
+            )
+            for row, score in zip(rows, scores, strict=True)
+        ]
 
 
 class HopragLayout(Layout):
