@@ -8,6 +8,7 @@ import asyncio
 import math
 import os
 import statistics
+import threading
 import time
 import uuid
 from typing import Any
@@ -214,6 +215,80 @@ async def test_the_in_flight_bound_is_shared_and_respected(
     finally:
         watcher.cancel()
     assert 1 <= peak <= 3
+
+
+def test_many_traversals_from_threads_and_tasks_share_one_bound(
+    cassandra_session: Any, loaded: str
+) -> None:
+    """DESIGN §7: many concurrent traversals share one session with bounded in-flight queries.
+    Four threads (each a sync `traverse`, so each its own event loop) and one loop with eight
+    tasks run Eager and Mmr traversals on one store at once. The driver's own count of
+    requests in flight (sampled from another thread) never exceeds the store's bound, the
+    bound is reached, and every traversal selects what it selects run alone (ids, order,
+    depths)."""
+    bound = 4
+    store = CassandraStore(
+        HashEmbedding(DIM),
+        keyspace=loaded,
+        table="graph",
+        session=cassandra_session,
+        max_in_flight=bound,
+    )
+    params = {"select_k": 12, "start_k": 3, "adjacent_k": 8, "max_depth": 2}
+    jobs = [(kind, f"{q} {i}") for i in range(3) for q in QUERIES for kind in ("eager", "mmr")]
+
+    def run(kind: str, query: str) -> list[tuple[str, int]]:
+        result = hoprag.traverse(
+            query, store=store, edges=EDGES, strategy=_strategy(kind, **params)
+        )
+        return [(n.id, n.depth) for n in result]
+
+    expected = {job: run(*job) for job in jobs}  # one at a time
+    got: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    errors: list[BaseException] = []
+    peak = 0
+    sampling = True
+
+    def sample() -> None:  # the driver's count, independent of hoprag's limiter
+        nonlocal peak
+        while sampling:
+            state = cassandra_session.get_pool_state()
+            peak = max(peak, sum(sum(p["in_flights"]) for p in state.values()))
+            time.sleep(0.0002)
+
+    def thread_jobs(share: list[tuple[str, str]]) -> None:
+        try:
+            for job in share:
+                got[job] = run(*job)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    async def task_jobs(share: list[tuple[str, str]]) -> None:
+        async def one(job: tuple[str, str]) -> None:
+            result = await hoprag.atraverse(
+                job[1], store=store, edges=EDGES, strategy=_strategy(job[0], **params)
+            )
+            got[job] = [(n.id, n.depth) for n in result]
+
+        await asyncio.gather(*(one(job) for job in share))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    threads = [threading.Thread(target=thread_jobs, args=(jobs[i::6],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        asyncio.run(task_jobs(jobs[4::6] + jobs[5::6]))
+    finally:
+        for t in threads:
+            t.join(timeout=300)
+        sampling = False
+        sampler.join(timeout=10)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads)
+    assert got == expected
+    assert 2 <= peak <= bound, peak
+    assert store.in_flight == 0
 
 
 async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraStore) -> None:
