@@ -37,6 +37,11 @@ _F32_MAX = float(np.finfo(np.float32).max)
 
 def check_vector(vec: object, dimension: int, *, what: str) -> list[float]:
     """`vec` as a list of floats of length `dimension`, finite and not all zeros."""
+    return check_vector_array(vec, dimension, what=what).tolist()
+
+
+def check_vector_array(vec: object, dimension: int, *, what: str) -> np.ndarray:
+    """`check_vector`, returning the float64 array."""
     if vec is None or isinstance(vec, str | bytes):
         raise InvalidInputError(f"{what} must be a sequence of {dimension} floats, got {vec!r}")
     try:
@@ -60,7 +65,7 @@ def check_vector(vec: object, dimension: int, *, what: str) -> list[float]:
     # Cassandra stores float32: values beyond its range would become infinity.
     if np.abs(arr).max() > _F32_MAX:
         raise InvalidInputError(f"{what} has a value beyond the float32 range")
-    return arr.tolist()
+    return arr
 
 
 def check_ids(ids: object, *, what: str = "ids") -> list[str]:

@@ -246,7 +246,7 @@ class CassandraStore:
         self._profile: Any = None
         self._prepared: bridge.PreparedCache | None = None
         self._limiter = SharedLimiter(max_in_flight)
-        self._qv_cache: dict[int, tuple[list[float], list[float], vectors.PackedVector]] = {}
+        self._qv_cache: dict[int, tuple[list[float], vectors.PackedVector]] = {}
         if not _in_running_loop():
             self.setup()
 
@@ -536,15 +536,16 @@ class CassandraStore:
         cacheable = type(embedding) is list
         if cacheable:
             hit = self._qv_cache.get(id(embedding))
+            # Same object still holding the same values (compared with the packed copy).
             if hit is not None and hit[0] is embedding and hit[1] == embedding:
-                return hit[2]
+                return hit[1]
         qv = vectors.PackedVector(
-            guards.check_vector(embedding, self.dimension, what="query embedding")
+            guards.check_vector_array(embedding, self.dimension, what="query embedding")
         )
         if cacheable:
             if len(self._qv_cache) >= QUERY_VECTOR_CACHE:
                 self._qv_cache.clear()
-            self._qv_cache[id(embedding)] = (embedding, list(embedding), qv)
+            self._qv_cache[id(embedding)] = (embedding, qv)
         return qv
 
     async def _ann(

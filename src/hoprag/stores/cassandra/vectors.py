@@ -61,8 +61,12 @@ class PackedVector(list):  # type: ignore[type-arg]
     __slots__ = ("packed",)
 
     def __init__(self, values: Any) -> None:
-        super().__init__(values)
-        self.packed = np.asarray(self, dtype=np.float64).astype(">f4").tobytes()
+        if isinstance(values, np.ndarray):
+            super().__init__(values.tolist())
+            self.packed = values.astype(">f4").tobytes()
+        else:
+            super().__init__(values)
+            self.packed = np.asarray(self, dtype=np.float64).astype(">f4").tobytes()
 
 
 def _fast_serialize(cls: Any, v: Any, protocol_version: int) -> bytes:
