@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,3 +59,20 @@ def graph_documents(
         meta = {"keywords": kws, "type": types[int(rng.integers(0, 5))], "cites": cites}
         docs.append(Document(f"doc{i}", f"content {i}", meta, [float(x) for x in vecs[i]]))
     return docs
+
+
+def write_articles_jsonl(path: Path, n: int) -> list[str]:
+    """`n` article records for `hoprag load jsonl` (keywords and references), written to
+    `path`; returns their ids in order."""
+    ids = [f"a{i:05d}" for i in range(n)]
+    with path.open("w") as f:
+        for i, rid in enumerate(ids):
+            rec = {
+                "id": rid,
+                "title": f"article {i}",
+                "text": f"article {i} on topic {i % 17} and method {i % 5}",
+                "keywords": [f"topic{i % 17}", f"method{i % 5}"],
+                "references": [ids[(i * 7 + 3) % n], ids[(i * 11 + 1) % n]],
+            }
+            f.write(json.dumps(rec) + "\n")
+    return ids

@@ -224,19 +224,30 @@ def open_session(args: argparse.Namespace) -> Any:
     return connect(args.contact_points)
 
 
-def ensure_catalog(session: Any, keyspace: str) -> None:
+def ensure_catalog(session: Any, keyspace: str, replication_factor: int = 1) -> None:
+    """Create the keyspace (with `replication_factor` when it is missing) and the catalog."""
     from hoprag.stores.cassandra.names import check_name
     from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
 
     ks = check_name(keyspace, what="keyspace")
-    for stmt in keyspace_statements(ks, replication_map()):
+    for stmt in keyspace_statements(ks, replication_map(replication_factor)):
         session.execute(stmt)
     session.execute(CATALOG_CQL.format(ks=ks))
 
 
-def catalog_row(session: Any, keyspace: str, table: str) -> Any:
+def _statement(query: str, consistency: str | None) -> Any:
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
+    if consistency is None:
+        return query
+    return SimpleStatement(query, consistency_level=getattr(ConsistencyLevel, consistency))
+
+
+def catalog_row(session: Any, keyspace: str, table: str, consistency: str | None = None) -> Any:
     return session.execute(
-        f"SELECT * FROM {keyspace}.hoprag_catalog WHERE table_name = %s", (table,)
+        _statement(f"SELECT * FROM {keyspace}.hoprag_catalog WHERE table_name = %s", consistency),
+        (table,),
     ).one()
 
 
@@ -250,11 +261,15 @@ def write_catalog(
     dimension: int,
     written: int,
     complete: bool,
+    consistency: str | None = None,
 ) -> None:
     session.execute(
-        f"INSERT INTO {keyspace}.hoprag_catalog "
-        "(table_name, source, embedding, dimension, written, complete, updated) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        _statement(
+            f"INSERT INTO {keyspace}.hoprag_catalog "
+            "(table_name, source, embedding, dimension, written, complete, updated) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            consistency,
+        ),
         (table, source, embedding, dimension, written, complete, datetime.now(UTC)),
     )
 
@@ -270,7 +285,9 @@ def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
 
 def cmd_load(args: argparse.Namespace) -> int:
     from hoprag import datasets
+    from hoprag.stores.cassandra.guards import check_consistency
     from hoprag.stores.cassandra.names import check_name
+    from hoprag.stores.cassandra.schema import replication_map
     from hoprag.stores.cassandra.store import CassandraStore
 
     if args.dataset == "jsonl" and not args.path:
@@ -294,10 +311,12 @@ def cmd_load(args: argparse.Namespace) -> int:
     embedding = make_embedding(args.embedding)
     dimension = embedding_dimension(embedding)
 
+    consistency = check_consistency(args.consistency, what="--consistency")
+    replication_map(args.replication_factor)  # refuse a bad factor before connecting
     session = open_session(args)
     try:
-        ensure_catalog(session, keyspace)
-        prior = catalog_row(session, keyspace, table)
+        ensure_catalog(session, keyspace, args.replication_factor)
+        prior = catalog_row(session, keyspace, table, consistency)
         skip = 0
         if prior is not None and not args.restart:
             if prior.source == source and prior.embedding == args.embedding:
@@ -315,12 +334,19 @@ def cmd_load(args: argparse.Namespace) -> int:
                     2,
                 )
         store = CassandraStore(
-            embedding, keyspace=keyspace, table=table, session=session, dimension=dimension
+            embedding,
+            keyspace=keyspace,
+            table=table,
+            session=session,
+            dimension=dimension,
+            replication_factor=args.replication_factor,
+            write_consistency=consistency,
         )
 
         def record(written: int, complete: bool) -> None:
             write_catalog(session, keyspace, table, source=source, embedding=args.embedding,
-                          dimension=dimension, written=written, complete=complete)  # fmt: skip
+                          dimension=dimension, written=written, complete=complete,
+                          consistency=consistency)  # fmt: skip
 
         record(skip, False)
         progress = Progress(total, label=f"load {args.dataset}")
@@ -540,6 +566,17 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
     ld.add_argument("--batch", type=int, default=LOAD_BATCH, help=argparse.SUPPRESS)
     ld.add_argument("--restart", action="store_true", help="ignore an earlier partial load")
+    ld.add_argument(
+        "--replication-factor",
+        type=int,
+        default=1,
+        help="replication factor of the keyspace when it has to be created (default 1)",
+    )
+    ld.add_argument(
+        "--consistency",
+        help="consistency of the load's writes and progress reads, e.g. QUORUM or ALL on a "
+        "cluster (default: the driver's LOCAL_ONE)",
+    )
     ld.set_defaults(func=cmd_load)
 
     q = sub.add_parser("query", parents=[common], help="traverse from a question")

@@ -4,30 +4,15 @@ and run again."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-
-def _articles(path: Path, n: int) -> list[str]:
-    ids = [f"a{i:05d}" for i in range(n)]
-    with path.open("w") as f:
-        for i, rid in enumerate(ids):
-            rec = {
-                "id": rid,
-                "title": f"article {i}",
-                "text": f"article {i} on topic {i % 17} and method {i % 5}",
-                "keywords": [f"topic{i % 17}", f"method{i % 5}"],
-                "references": [ids[(i * 7 + 3) % n], ids[(i * 11 + 1) % n]],
-            }
-            f.write(json.dumps(rec) + "\n")
-    return ids
+from cli_load import interrupt_after, load_command
+from shared_data import write_articles_jsonl
 
 
 def _hoprag(contact: str, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
@@ -41,7 +26,7 @@ def test_load_query_and_stats_on_a_jsonl_file(
     tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
 ) -> None:
     f = tmp_path / "articles.jsonl"
-    ids = _articles(f, 300)
+    ids = write_articles_jsonl(f, 300)
     common = ["--keyspace", keyspace]
     load = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table",
                    "arts", "--embedding", "hash:32", *common)  # fmt: skip
@@ -81,33 +66,10 @@ def test_interrupted_load_resumes_and_ends_with_each_document_once(
     tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
 ) -> None:
     f = tmp_path / "articles.jsonl"
-    ids = _articles(f, 4000)
-    args = [sys.executable, "-m", "hoprag.cli", "load", "jsonl", "--path", str(f), "--table",
-            "arts", "--embedding", "hash:32", "--keyspace", keyspace, "--batch", "40",
-            "--contact-points", cassandra_contact_points]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ | {"PYTHONUNBUFFERED": "1"})  # fmt: skip
-    written = 0
-    deadline = time.monotonic() + 120
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                row = cassandra_session.execute(
-                    f"SELECT written FROM {keyspace}.hoprag_catalog WHERE table_name = 'arts'"
-                ).one()
-            except Exception:  # the catalog table may not exist yet
-                row = None
-            written = int(row.written or 0) if row else 0
-            if written >= 400:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the load finished before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err
+    ids = write_articles_jsonl(f, 4000)
+    args = load_command(str(f), keyspace, "arts", cassandra_contact_points)
+    code, err = interrupt_after(args, cassandra_session, keyspace, "arts", 400)
+    assert code == 130, err
     assert "run the same command again to resume" in err
     partial = cassandra_session.execute(f"SELECT count(*) FROM {keyspace}.arts").one()[0]
     assert 400 <= partial < 4000
@@ -132,7 +94,7 @@ def test_bad_table_names_are_rejected_before_anything_is_written(
     cassandra_contact_points: str, table: str, tmp_path: Path
 ) -> None:
     f = tmp_path / "a.jsonl"
-    _articles(f, 3)
+    write_articles_jsonl(f, 3)
     r = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table", table,
                 "--embedding", "hash:8")  # fmt: skip
     assert r.returncode == 2

@@ -70,3 +70,23 @@ def test_unknown_embedding_is_a_clear_error(capsys: pytest.CaptureFixture[str]) 
     code = main(["query", "q", "--table", "t", "--edges", "a:b", "--embedding", "word2vec"])
     assert code == 2
     assert "unknown --embedding 'word2vec'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--consistency", "SOMETIMES", "--consistency must be one of"),
+        ("--replication-factor", "0", "replication_factor must be 1..10"),
+    ],
+)
+def test_bad_cluster_options_of_load_are_refused_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, message: str
+) -> None:
+    f = tmp_path / "one.jsonl"
+    f.write_text(json.dumps({"id": "a", "text": "fine"}) + "\n")
+    # No Cassandra at this address: the error must come before any connection.
+    code = main(["load", "jsonl", "--path", str(f), "--embedding", "hash:8",
+                 "--contact-points", "127.0.0.254:1", flag, value])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and "Traceback" not in err

@@ -196,13 +196,11 @@ CONSISTENCY_LEVELS = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "E
                       "LOCAL_ONE", "ANY")  # fmt: skip
 
 
-def check_consistency(level: object) -> str | None:
+def check_consistency(level: object, *, what: str = "write_consistency") -> str | None:
     """Return a consistency level name in upper case (None stays None), or raise
     InvalidInputError naming the accepted levels."""
     if level is None:
         return None
     if isinstance(level, str) and level.upper() in CONSISTENCY_LEVELS:
         return level.upper()
-    raise InvalidInputError(
-        f"write_consistency must be one of {', '.join(CONSISTENCY_LEVELS)}, got {level!r}"
-    )
+    raise InvalidInputError(f"{what} must be one of {', '.join(CONSISTENCY_LEVELS)}, got {level!r}")
