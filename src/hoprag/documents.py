@@ -34,10 +34,10 @@ class Document:
                 f"{type(self.metadata).__name__}"
             )
         if self.embedding is not None:
-            vec = [float(x) for x in self.embedding]
+            vec = list(map(float, self.embedding))
             if not vec:
                 raise ValueError(f"Document {self.id!r}: embedding is empty")
-            if not all(math.isfinite(x) for x in vec):
+            if not all(map(math.isfinite, vec)):
                 raise ValueError(f"Document {self.id!r}: embedding contains NaN or infinity")
             self.embedding = vec
 
