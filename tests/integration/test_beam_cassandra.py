@@ -60,7 +60,7 @@ def stores(cassandra_session: Any, keyspace: str) -> tuple[CassandraStore, Memor
     cstore = CassandraStore(
         HashEmbedding(DIM), keyspace=keyspace, table="beam", session=cassandra_session
     )
-    cstore.add(docs)
+    cstore.add(docs, concurrency=1)  # a deterministic vector graph (see test_cassandra_store)
     mstore = MemoryStore(HashEmbedding(DIM))
     mstore.add(docs)
     return cstore, mstore

@@ -44,11 +44,14 @@ def graph_docs() -> list[Document]:
 
 @pytest.fixture(scope="module")
 def loaded(cassandra_session: Any, module_keyspace: str, graph_docs: list[Document]) -> str:
-    """The graph documents in table `graph` (loaded with the sync `add`, outside any loop)."""
+    """The graph documents in table `graph` (loaded with the sync `add`, outside any loop),
+    one insert at a time: the memtable's vector graph built by concurrent inserts is not
+    deterministic, and one load in six gave a start search that missed the exact top 2
+    (docs/cassandra.md); built in one order it answers the same way every run."""
     store = CassandraStore(
         HashEmbedding(DIM), keyspace=module_keyspace, table="graph", session=cassandra_session
     )
-    store.add(graph_docs)
+    store.add(graph_docs, concurrency=1)
     return module_keyspace
 
 
