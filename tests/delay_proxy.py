@@ -1,0 +1,83 @@
+"""A TCP proxy that adds a fixed latency, like a network link between a client and a remote
+node (another zone, Astra): every chunk is held `delay` seconds in each direction, in order,
+and throughput is untouched. It runs its own event loop in a thread."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import TracebackType
+
+
+class DelayProxy:
+    """Forwards connections to `listen` (host, port) to `target`, `delay` s each way."""
+
+    def __init__(self, listen: tuple[str, int], target: tuple[str, int], delay: float) -> None:
+        self.listen = listen
+        self.target = target
+        self.delay = delay
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __enter__(self) -> DelayProxy:
+        self._thread.start()
+        self._server = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._accept, *self.listen), self._loop
+        ).result(timeout=10)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        async def stop() -> None:
+            assert self._server is not None
+            self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            self._tasks.discard(task)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def feed() -> None:
+            while data := await reader.read(65536):
+                queue.put_nowait((loop.time() + self.delay, data))
+            queue.put_nowait((loop.time() + self.delay, b""))
+
+        async def deliver() -> None:
+            while True:
+                due, data = await queue.get()
+                wait = due - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not data:
+                    writer.close()
+                    return
+                writer.write(data)
+                await writer.drain()
+
+        await asyncio.gather(feed(), deliver())
