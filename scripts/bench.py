@@ -499,6 +499,8 @@ async def single_queries(
 
 
 SETTLE_S = 0.01
+PROXY_HOST = "127.0.0.12"  # --latency-ms: the delay proxy's address
+TESTS_DIR = str(Path(__file__).resolve().parents[1] / "tests")  # where delay_proxy.py lives
 
 
 async def first_node_pairs(
@@ -907,8 +909,25 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
             )
     results: list[dict[str, Any]] = []
     out["datasets"] = []
+    out["link_latency_ms"] = args.latency_ms
+    remote = None
+    if args.latency_ms:
+        # Both sides then reach the node through a proxy holding every packet `latency_ms`
+        # each way (tests/delay_proxy.py), as an application reaches a remote node or Astra.
+        # Tables are loaded (or checked) over the direct session first.
+        sys.path.insert(0, TESTS_DIR)
+        from delay_proxy import DelayProxy, connect_through
+        from hoprag.stores.cassandra.session import parse_contact_points
+
+        host, port = parse_contact_points(args.contact_points)[0]
+        proxy = DelayProxy((PROXY_HOST, port), (host, port), args.latency_ms / 1000)
+        proxy.__enter__()
+        remote = await anyio.to_thread.run_sync(connect_through, PROXY_HOST, port)
+        print(f"link: {args.latency_ms:g} ms each way through a proxy on {PROXY_HOST}")
     for ds, scale in sets:
         tables = await prepare_tables(session, ds, args.reload)
+        if remote is not None:
+            tables = await prepare_tables(remote, ds, False)
         out["datasets"].append(
             {
                 "name": ds.label,
@@ -947,6 +966,9 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     for v in out["verdicts"]:
         print(f"  {'met   ' if v['met'] else 'MISSED'} {v['target']}: {v['measured']}")
     session.cluster.shutdown()
+    if remote is not None:
+        remote.cluster.shutdown()
+        proxy.__exit__(None, None, None)
     return out
 
 
@@ -966,6 +988,12 @@ def main() -> int:
     ap.add_argument("--load-only", action="store_true", help="only load the tables")
     ap.add_argument("--only", nargs="*", help="run only cases whose name contains one of these")
     ap.add_argument("--contact-points", default=os.environ.get("HOPRAG_CASSANDRA", "127.0.0.1"))
+    ap.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="measure through a proxy that adds this many ms each way (a remote node)",
+    )
     args = ap.parse_args()
     if args.queries is None:
         args.queries = 6 if args.quick else 20

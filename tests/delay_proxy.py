@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from types import TracebackType
+from typing import Any
 
 
 class DelayProxy:
@@ -81,3 +82,27 @@ class DelayProxy:
                 await writer.drain()
 
         await asyncio.gather(feed(), deliver())
+
+
+def connect_through(proxy_host: str, port: int, local_dc: str = "datacenter1") -> Any:
+    """A driver session that reaches a one-node cluster only through a proxy at
+    `proxy_host:port` (the node announces its own address; an AddressTranslator maps it to the
+    proxy, so the driver never connects around it)."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import AddressTranslator, DCAwareRoundRobinPolicy
+
+    class ThroughProxy(AddressTranslator):
+        def translate(self, addr: str) -> str:
+            return proxy_host
+
+    profile = ExecutionProfile(
+        load_balancing_policy=DCAwareRoundRobinPolicy(local_dc=local_dc), request_timeout=30
+    )
+    cluster = Cluster(
+        [proxy_host],
+        port=port,
+        protocol_version=5,
+        address_translator=ThroughProxy(),
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+    )
+    return cluster.connect()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import hoprag
-from delay_proxy import DelayProxy
+from delay_proxy import DelayProxy, connect_through
 from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.session import parse_contact_points
@@ -31,32 +31,13 @@ PROXY_HOST = "127.0.0.12"  # beside the suite's node (.1 or .7) and the 3-node t
 @pytest.fixture(scope="module")
 def remote_session(cassandra_contact_points: str) -> Iterator[Any]:
     """A driver session that reaches the node only through the delay proxy."""
-    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-    from cassandra.policies import AddressTranslator, DCAwareRoundRobinPolicy
-
     host, port = parse_contact_points(cassandra_contact_points)[0]
-
-    class ThroughProxy(AddressTranslator):  # the node announces its own address
-        def translate(self, addr: str) -> str:
-            return PROXY_HOST
-
     with DelayProxy((PROXY_HOST, port), (host, port), ONE_WAY_S):
-        profile = ExecutionProfile(
-            load_balancing_policy=DCAwareRoundRobinPolicy(local_dc="datacenter1"),
-            request_timeout=30,
-        )
-        cluster = Cluster(
-            [PROXY_HOST],
-            port=port,
-            protocol_version=5,
-            address_translator=ThroughProxy(),
-            execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-        )
-        session = cluster.connect()
+        session = connect_through(PROXY_HOST, port)
         try:
             yield session
         finally:
-            cluster.shutdown()
+            session.cluster.shutdown()
 
 
 @pytest.fixture(scope="module")
