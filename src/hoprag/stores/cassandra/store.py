@@ -27,7 +27,9 @@ the loop by callbacks (`bridge.py`); statements are prepared in a worker thread 
 Measured (same node, 300 docs, 16-d, tokens CONTAINS + ANN LIMIT 10): one edge query ~7-8 ms;
 16 edges one after another ~220 ms; the same 16 through `aadjacent_many` ~50-70 ms, all 16 in
 flight together. On that 2-vCPU node the server is the limit: raw driver futures without
-hoprag take 9.3 ms for one and 66 ms for 16 concurrent.
+hoprag take 9.3 ms for one and 66 ms for 16 concurrent. Over a 50 ms round trip (a delay proxy
+in front of the same node, tests/integration/test_cassandra_latency.py) one edge query takes
+55 ms, 4 at once 60-64 ms and 16 at once 81-85 ms, against 875 ms one after another.
 
 Bulk load (`aadd`/`add`): validate everything, embed missing embeddings in one batch, then
 prepared INSERTs with up to `max_in_flight` in flight. `scripts/bench_load.py`, 5000 docs of
