@@ -294,6 +294,39 @@ def test_many_traversals_from_threads_and_tasks_share_one_bound(
     assert store.in_flight == 0
 
 
+async def test_ann_overquery_keeps_the_k_best_of_the_larger_answer(
+    cassandra_session: Any, loaded: str, cstore: CassandraStore
+) -> None:
+    """With ann_overquery=3 a search or edge query of k asks Cassandra for 3k rows and keeps
+    the best k: exactly the first k of a plain query for 3k on the same index."""
+    wide = CassandraStore(
+        HashEmbedding(DIM),
+        keyspace=loaded,
+        table="graph",
+        session=cassandra_session,
+        ann_overquery=3,
+    )
+    emb = HashEmbedding(DIM)
+    for query in QUERIES:
+        q = emb(query)
+        got = await wide.asearch(q, k=4, include_embeddings=False)
+        ref = (await cstore.asearch(q, k=12, include_embeddings=False))[:4]
+        assert [(h.document.id, h.score) for h in got] == [(h.document.id, h.score) for h in ref]
+        edge = MetadataEdge("keywords", "k1")
+        got = await wide.aadjacent(edge, q, k=2)
+        ref = (await cstore.aadjacent(edge, q, k=6))[:2]
+        assert [h.document.id for h in got] == [h.document.id for h in ref] and len(got) == 2
+    for bad in (0, 17, True, 1.5):
+        with pytest.raises(InvalidInputError, match="ann_overquery"):
+            CassandraStore(
+                HashEmbedding(DIM),
+                keyspace=loaded,
+                table="graph",
+                session=cassandra_session,
+                ann_overquery=bad,  # type: ignore[arg-type]
+            )
+
+
 async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraStore) -> None:
     q = HashEmbedding(DIM)("cancel")
     edges = [MetadataEdge("keywords", f"k{i}") for i in range(30)]
