@@ -427,6 +427,8 @@ def cmd_query(args: argparse.Namespace) -> int:
     edges = parse_edges_arg(args.edges)
     flt = parse_filter_arg(args.filter)
     strategy = make_strategy(args)
+    if not 1 <= args.ann_overquery <= 16:
+        raise CliError(f"--ann-overquery must be in 1..16, got {args.ann_overquery}", 2)
     embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
     try:
@@ -441,7 +443,12 @@ def cmd_query(args: argparse.Namespace) -> int:
                 )
             embedding = make_embedding(row.embedding)
         store = CassandraStore(
-            embedding, keyspace=keyspace, table=table, session=session, create_schema=False
+            embedding,
+            keyspace=keyspace,
+            table=table,
+            session=session,
+            create_schema=False,
+            ann_overquery=args.ann_overquery,
         )
 
         async def run() -> tuple[list[Node], Any]:
@@ -593,6 +600,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--filter", action="append", default=[], help="FIELD=VALUE, repeatable")
     q.add_argument("--root", action="append", help="an initial root id, repeatable")
     q.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
+    q.add_argument(
+        "--ann-overquery",
+        type=int,
+        default=1,
+        help="ask Cassandra for N x k rows per vector search and keep the best k (default 1)",
+    )
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
     q.add_argument("--stream", action="store_true", help="print each node as it is admitted")
     q.add_argument("--explain", action="store_true", help="print per-hop statistics")

@@ -54,7 +54,7 @@ def test_load_query_and_stats_on_a_jsonl_file(
     assert out["stats"]["hops"][0]["queries"]["search"] == 1
 
     table = _hoprag(cassandra_contact_points, "query", "article 5", "--table", "arts",
-                    "--edges", "references:$id", *common)  # fmt: skip
+                    "--edges", "references:$id", "--ann-overquery", "2", *common)  # fmt: skip
     assert table.returncode == 0 and table.stdout.splitlines()[0].split()[:3] == [
         "id",
         "depth",

@@ -90,3 +90,10 @@ def test_bad_cluster_options_of_load_are_refused_before_connecting(
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+def test_bad_ann_overquery_is_refused_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["query", "q", "--table", "t", "--edges", "a:b", "--ann-overquery", "0",
+                 "--contact-points", "127.0.0.254:1"])  # fmt: skip
+    assert code == 2
+    assert "--ann-overquery must be in 1..16, got 0" in capsys.readouterr().err
