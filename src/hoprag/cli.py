@@ -227,12 +227,12 @@ def open_session(args: argparse.Namespace) -> Any:
 def ensure_catalog(session: Any, keyspace: str, replication_factor: int = 1) -> None:
     """Create the keyspace (with `replication_factor` when it is missing) and the catalog."""
     from hoprag.stores.cassandra.names import check_name
-    from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
+    from hoprag.stores.cassandra.schema import execute_ddl, keyspace_statements, replication_map
 
     ks = check_name(keyspace, what="keyspace")
-    for stmt in keyspace_statements(ks, replication_map(replication_factor)):
-        session.execute(stmt)
-    session.execute(CATALOG_CQL.format(ks=ks))
+    for stmt in [*keyspace_statements(ks, replication_map(replication_factor)),
+                 CATALOG_CQL.format(ks=ks)]:  # fmt: skip
+        execute_ddl(session, stmt)  # every node has it before the first catalog write
 
 
 def _statement(query: str, consistency: str | None) -> Any:
@@ -418,6 +418,7 @@ def print_table(nodes: Sequence[Node], out: TextIO = sys.stdout, width: int = 30
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    from hoprag.stores.cassandra.guards import check_overquery
     from hoprag.stores.cassandra.names import check_name
     from hoprag.stores.cassandra.store import CassandraStore
     from hoprag.traversal import astream
@@ -427,8 +428,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     edges = parse_edges_arg(args.edges)
     flt = parse_filter_arg(args.filter)
     strategy = make_strategy(args)
-    if not 1 <= args.ann_overquery <= 16:
-        raise CliError(f"--ann-overquery must be in 1..16, got {args.ann_overquery}", 2)
+    check_overquery(args.ann_overquery, what="--ann-overquery")  # before connecting
     embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
     try:

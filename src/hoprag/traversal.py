@@ -288,9 +288,7 @@ class _Run:
         # Merge: one entry per document (all the edges that returned it), best first:
         # metadata edges in the hop's order, then the id edges' documents.
         merged: dict[str, tuple[Hit, list[Edge]]] = {}
-        for edge in edges:
-            if not isinstance(edge, MetadataEdge):
-                continue
+        for edge in sorted(edges, key=lambda e: isinstance(e, IdEdge)):  # stable: meta first
             for hit in results[edge]:
                 hop.rows += 1
                 entry = merged.get(hit.document.id)
@@ -298,17 +296,6 @@ class _Run:
                     merged[hit.document.id] = (hit, [edge])
                 else:
                     entry[1].append(edge)
-        for edge in edges:
-            if not isinstance(edge, IdEdge):
-                continue
-            for hit in results[edge]:
-                hop.rows += 1
-                id_edge = IdEdge(hit.document.id)
-                entry = merged.get(hit.document.id)
-                if entry is None:
-                    merged[hit.document.id] = (hit, [id_edge])
-                else:
-                    entry[1].append(id_edge)
         ranked = sorted(
             merged.values(),
             key=lambda e: e[0].score if e[0].score is not None else float("-inf"),

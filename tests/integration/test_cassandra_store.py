@@ -42,24 +42,27 @@ def graph_docs() -> list[Document]:
     return graph_documents(N_DOCS, DIM, seed=3)
 
 
+def _graph_store(session: Any, keyspace: str, **options: Any) -> CassandraStore:
+    """A CassandraStore over table `graph` of `keyspace` (HashEmbedding(DIM))."""
+    return CassandraStore(
+        HashEmbedding(DIM), keyspace=keyspace, table="graph", session=session, **options
+    )
+
+
 @pytest.fixture(scope="module")
 def loaded(cassandra_session: Any, module_keyspace: str, graph_docs: list[Document]) -> str:
     """The graph documents in table `graph` (loaded with the sync `add`, outside any loop),
     one insert at a time: the memtable's vector graph built by concurrent inserts is not
     deterministic, and one load in six gave a start search that missed the exact top 2
     (docs/cassandra.md); built in one order it answers the same way every run."""
-    store = CassandraStore(
-        HashEmbedding(DIM), keyspace=module_keyspace, table="graph", session=cassandra_session
-    )
+    store = _graph_store(cassandra_session, module_keyspace)
     store.add(graph_docs, concurrency=1)
     return module_keyspace
 
 
 @pytest.fixture
 async def cstore(cassandra_session: Any, loaded: str) -> CassandraStore:
-    return CassandraStore(
-        HashEmbedding(DIM), keyspace=loaded, table="graph", session=cassandra_session
-    )
+    return _graph_store(cassandra_session, loaded)
 
 
 @pytest.fixture(scope="module")
@@ -193,13 +196,7 @@ async def test_a_hops_edge_queries_run_concurrently(cstore: CassandraStore) -> N
 async def test_the_in_flight_bound_is_shared_and_respected(
     cassandra_session: Any, loaded: str
 ) -> None:
-    store = CassandraStore(
-        HashEmbedding(DIM),
-        keyspace=loaded,
-        table="graph",
-        session=cassandra_session,
-        max_in_flight=3,
-    )
+    store = _graph_store(cassandra_session, loaded, max_in_flight=3)
     q = HashEmbedding(DIM)("bound")
     edges = [MetadataEdge("keywords", f"k{i}") for i in range(12)]
     peak = 0
@@ -230,13 +227,7 @@ def test_many_traversals_from_threads_and_tasks_share_one_bound(
     bound is reached, and every traversal selects what it selects run alone (ids, order,
     depths)."""
     bound = 4
-    store = CassandraStore(
-        HashEmbedding(DIM),
-        keyspace=loaded,
-        table="graph",
-        session=cassandra_session,
-        max_in_flight=bound,
-    )
+    store = _graph_store(cassandra_session, loaded, max_in_flight=bound)
     params = {"select_k": 12, "start_k": 3, "adjacent_k": 8, "max_depth": 2}
     jobs = [(kind, f"{q} {i}") for i in range(3) for q in QUERIES for kind in ("eager", "mmr")]
 
@@ -299,13 +290,7 @@ async def test_ann_overquery_keeps_the_k_best_of_the_larger_answer(
 ) -> None:
     """With ann_overquery=3 a search or edge query of k asks Cassandra for 3k rows and keeps
     the best k: exactly the first k of a plain query for 3k on the same index."""
-    wide = CassandraStore(
-        HashEmbedding(DIM),
-        keyspace=loaded,
-        table="graph",
-        session=cassandra_session,
-        ann_overquery=3,
-    )
+    wide = _graph_store(cassandra_session, loaded, ann_overquery=3)
     emb = HashEmbedding(DIM)
     for query in QUERIES:
         q = emb(query)
@@ -318,13 +303,7 @@ async def test_ann_overquery_keeps_the_k_best_of_the_larger_answer(
         assert [h.document.id for h in got] == [h.document.id for h in ref] and len(got) == 2
     for bad in (0, 17, True, 1.5):
         with pytest.raises(InvalidInputError, match="ann_overquery"):
-            CassandraStore(
-                HashEmbedding(DIM),
-                keyspace=loaded,
-                table="graph",
-                session=cassandra_session,
-                ann_overquery=bad,  # type: ignore[arg-type]
-            )
+            _graph_store(cassandra_session, loaded, ann_overquery=bad)
 
 
 async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraStore) -> None:
@@ -564,11 +543,9 @@ def test_translate_raw_server_errors(cassandra_session: Any, loaded: str) -> Non
 
 
 def test_sync_traverse_twice_on_one_store(cassandra_session: Any, loaded: str) -> None:
-    """The sync API runs a fresh event loop per call: the store's per-loop limiter and its
-    loop-independent prepared statements make that work."""
-    store = CassandraStore(
-        HashEmbedding(DIM), keyspace=loaded, table="graph", session=cassandra_session
-    )
+    """The sync API runs a fresh event loop per call: the store's limiter and its prepared
+    statements belong to no loop, which makes that work."""
+    store = _graph_store(cassandra_session, loaded)
     runs = [
         [n.id for n in hoprag.traverse("alpha", store=store, edges=EDGES, strategy=hoprag.Eager())]
         for _ in range(2)

@@ -96,4 +96,4 @@ def test_bad_ann_overquery_is_refused_before_connecting(capsys: pytest.CaptureFi
     code = main(["query", "q", "--table", "t", "--edges", "a:b", "--ann-overquery", "0",
                  "--contact-points", "127.0.0.254:1"])  # fmt: skip
     assert code == 2
-    assert "--ann-overquery must be in 1..16, got 0" in capsys.readouterr().err
+    assert "--ann-overquery must be an int in 1..16, got 0" in capsys.readouterr().err

@@ -35,6 +35,16 @@ def check_k(k: object, *, what: str = "k") -> int:
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
+MAX_OVERQUERY = 16
+
+
+def check_overquery(value: object, *, what: str = "ann_overquery") -> int:
+    """`value` as the over-query factor of vector searches (an int in 1..MAX_OVERQUERY)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_OVERQUERY:
+        raise InvalidInputError(f"{what} must be an int in 1..{MAX_OVERQUERY}, got {value!r}")
+    return value
+
+
 def check_vector(vec: object, dimension: int, *, what: str) -> list[float]:
     """`vec` as a list of floats of length `dimension`, finite and not all zeros."""
     return check_vector_array(vec, dimension, what=what).tolist()

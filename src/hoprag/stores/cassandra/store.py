@@ -228,13 +228,7 @@ class CassandraStore:
             raise InvalidInputError(
                 f"dimension must be an int in 1..{MAX_DIMENSION}, got {dimension!r}"
             )
-        if (
-            isinstance(ann_overquery, bool)
-            or not isinstance(ann_overquery, int)
-            or not 1 <= ann_overquery <= 16
-        ):
-            raise InvalidInputError(f"ann_overquery must be an int in 1..16, got {ann_overquery!r}")
-        self.ann_overquery = ann_overquery
+        self.ann_overquery = guards.check_overquery(ann_overquery)
         if mode != "cassio" and list_fields:
             raise InvalidInputError("list_fields only applies to mode='cassio'")
         for f in list_fields:
@@ -515,19 +509,39 @@ class CassandraStore:
             rows = [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
         return rows
 
-    async def _read(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
-        """`_rows` for a read, retried with backoff after a transient failure (see
-        `_is_transient_read_error`), so a traversal survives a node dying mid-stream."""
-        delay = READ_RETRY_DELAY
-        for attempt in range(READ_RETRIES + 1):
+    async def _retried(
+        self,
+        query: str,
+        params: Sequence[Any],
+        operation: str,
+        *,
+        retries: int,
+        delay: float,
+        retry_on: Callable[[BaseException | None], bool],
+    ) -> list[Any]:
+        """`_rows`, tried again after a failure whose driver cause `retry_on` accepts, up to
+        `retries` more times, waiting `delay` seconds and doubling it each time."""
+        for attempt in range(retries + 1):
             try:
                 return await self._rows(query, params, operation)
             except StoreError as exc:
-                if attempt == READ_RETRIES or not _is_transient_read_error(exc.__cause__):
+                if attempt == retries or not retry_on(exc.__cause__):
                     raise
             await asyncio.sleep(delay)
             delay *= 2
         raise AssertionError("unreachable")
+
+    async def _read(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
+        """A read, retried after a transient failure (see `_is_transient_read_error`), so a
+        traversal survives a node dying mid-stream; reads are idempotent."""
+        return await self._retried(
+            query,
+            params,
+            operation,
+            retries=READ_RETRIES,
+            delay=READ_RETRY_DELAY,
+            retry_on=_is_transient_read_error,
+        )
 
     def _conditions(
         self, filter: Filter | None, edge: MetadataEdge | None = None
@@ -752,16 +766,14 @@ class CassandraStore:
         many in flight on a busy node some wait past `write_request_timeout` (2 s) and fail
         as `WriteTimeout` although the node is healthy: backing off and retrying lets the load
         finish at the rate the node sustains."""
-        delay = INSERT_RETRY_DELAY
-        for attempt in range(INSERT_RETRIES + 1):
-            try:
-                await self._rows(query, params, "insert")
-                return
-            except StoreError as exc:
-                if attempt == INSERT_RETRIES or not _is_timeout(exc.__cause__):
-                    raise
-            await asyncio.sleep(delay)
-            delay *= 2
+        await self._retried(
+            query,
+            params,
+            "insert",
+            retries=INSERT_RETRIES,
+            delay=INSERT_RETRY_DELAY,
+            retry_on=_is_timeout,
+        )
 
     def add(
         self,
