@@ -995,6 +995,8 @@ def main() -> int:
         help="measure through a proxy that adds this many ms each way (a remote node)",
     )
     args = ap.parse_args()
+    if not 0 <= args.latency_ms <= 1000:
+        ap.error(f"--latency-ms must be in 0..1000 (ms each way), got {args.latency_ms:g}")
     if args.queries is None:
         args.queries = 6 if args.quick else 20
     if args.reps is None:

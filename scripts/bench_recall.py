@@ -69,6 +69,11 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--contact-points", default=os.environ.get("HOPRAG_CASSANDRA", "127.0.0.1"))
     args = ap.parse_args()
+    for name in ("tables", "queries", "docs", "dim", "k"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.k * 4 > min(args.docs, 1000):
+        ap.error(f"--k {args.k} needs at least {args.k * 4} documents (it searches up to 4k)")
     misses = asyncio.run(run(args))
     total = args.tables * args.queries
     print(f"{args.tables} fresh tables of {args.docs} x {args.dim}-d, {total} searches:")
