@@ -77,3 +77,15 @@ def test_bad_heap_is_rejected_before_anything_starts() -> None:
     )
     assert r.returncode != 0
     assert "--heap" in r.stderr
+
+
+def test_nodetool_without_a_running_node_says_so(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), "nodetool", "compact", "ks", "t"],
+        env={"HOPRAG_CASSANDRA_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 3
+    assert "node 1 of the local JVM cluster is not running" in r.stderr

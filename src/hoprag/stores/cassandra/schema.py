@@ -95,6 +95,21 @@ def wait_queryable(session: Any, keyspace: str, indexes: list[str], timeout: flo
         time.sleep(0.2)
 
 
+def sstable_count(session: Any, keyspace: str, table: str) -> int:
+    """How many SSTables with SAI segments hold `table` on the node the session asks, from
+    `system_views.sai_sstable_indexes` (rows still in the memtable are in none). Each SAI query
+    searches every segment, so the same rows spread over several SSTables answer more slowly
+    until compaction merges them."""
+    ks = check_name(keyspace, what="keyspace")
+    tb = check_name(table, what="table")
+    rows = session.execute(
+        "SELECT table_name, sstable_name FROM system_views.sai_sstable_indexes "
+        "WHERE keyspace_name = %s",
+        (ks,),
+    )
+    return len({r.sstable_name for r in rows if r.table_name == tb})
+
+
 def execute_ddl(session: Any, statement: str, timeout: float = DDL_TIMEOUT_S) -> None:
     """Run one DDL statement and make sure every node has the new schema before returning.
 
