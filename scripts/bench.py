@@ -43,6 +43,7 @@ import dataclasses
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 import uuid
@@ -57,6 +58,7 @@ import hoprag
 from hoprag import Document, MetadataEdge
 from hoprag.datasets import load
 from hoprag.stores.cassandra import vectors
+from hoprag.stores.cassandra.schema import sstable_count
 from hoprag.stores.cassandra.store import CassandraStore
 
 KEYSPACE = "hoprag_bench"
@@ -257,6 +259,8 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
         info["peer_load_docs_per_s"] = n / secs
     else:
         print(f"  reused {lc_t} ({n} docs)")
+    info["sstables"] = await anyio.to_thread.run_sync(level_tables, session, [ours_t, lc_t])
+    print(f"  SSTables: {info['sstables']['after']}")
     info["ours"] = ours
     info["peer"] = make_adapter(session, lc_t, ds)
     # hoprag over LangChain's own table: the same ANN index as graph-retriever's, for the ids.
@@ -270,6 +274,38 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
     )
     await info["ours_on_peer_table"].asetup()
     return info
+
+
+def level_tables(session: Any, tables: list[str]) -> dict[str, Any]:
+    """Put both tables of a pair on the same footing: when either is spread over more than one
+    SSTable, ask the local node (`scripts/cassandra nodetool compact`) for a major compaction of
+    each, which rebuilds its SAI indexes as one segment. Returns the counts before and after;
+    a node `scripts/cassandra` did not start (HOPRAG_CASSANDRA, Docker) is left as it is and
+    reported."""
+    before = {t: sstable_count(session, KEYSPACE, t) for t in tables}
+    out: dict[str, Any] = {"before": before, "after": before, "compacted": False}
+    if all(n <= 1 for n in before.values()):
+        return out
+    tool = Path(__file__).resolve().parent / "cassandra"
+    for t in tables:
+        if before[t] <= 1:
+            continue
+        t0 = time.perf_counter()
+        print(f"  compacting {t} ({before[t]} SSTables) ...", flush=True)
+        done = subprocess.run(
+            [sys.executable, str(tool), "nodetool", "compact", KEYSPACE, t],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            print(f"  could not compact {t}: {why[0]}; SSTables stay {before}")
+            return out
+        print(f"  compacted {t} in {time.perf_counter() - t0:.0f} s")
+    out["after"] = {t: sstable_count(session, KEYSPACE, t) for t in tables}
+    out["compacted"] = True
+    return out
 
 
 # --- graph-retriever side ---------------------------------------------------------------------
