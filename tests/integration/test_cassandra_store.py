@@ -13,6 +13,7 @@ import time
 import uuid
 from typing import Any
 
+import numpy as np
 import pytest
 from keyspaces import new_keyspace
 
@@ -338,6 +339,38 @@ async def test_get_many_ids_in_order_with_scores(
             assert a.score == pytest.approx(b.score, abs=1e-4)
             assert a.document.metadata == b.document.metadata
             assert (a.document.embedding is None) == (not inc)
+
+
+async def test_vectors_arrive_as_raw_bytes_and_leave_as_the_stored_float32_values(
+    cassandra_session: Any, loaded: str, graph_docs: list[Document]
+) -> None:
+    """The store's own SELECTs have their vector column decoded as raw bytes (one matrix per
+    page); the embeddings it returns are still lists holding exactly the stored float32
+    values, and a store with `fast_vectors=False` returns the same through the driver."""
+    fast = _graph_store(cassandra_session, loaded)
+    plain = _graph_store(cassandra_session, loaded, fast_vectors=False)
+    want = {
+        d.id: np.asarray(d.embedding, np.float32).astype(np.float64).tolist() for d in graph_docs
+    }
+    q = HashEmbedding(DIM)("raw")
+    for store in (fast, plain):
+        hits = await store.asearch(q, k=5, include_embeddings=True)
+        hits += await store.aget([d.id for d in graph_docs[:7]], include_embeddings=True)
+        for h in hits:
+            emb = h.document.embedding
+            assert isinstance(emb, list) and emb == want[h.document.id]
+    assert fast._prepared is not None and plain._prepared is not None
+    vector_types = {
+        store: [
+            col[3].__name__
+            for stmt in store._prepared._cache.values()
+            for col in stmt.result_metadata or ()
+            if col[2] == "embedding"
+        ]
+        for store in (fast, plain)
+    }
+    assert vector_types[fast] and all(n.startswith("Raw") for n in vector_types[fast])
+    assert vector_types[plain] and not any(n.startswith("Raw") for n in vector_types[plain])
 
 
 # --- bad input -----------------------------------------------------------------------------------

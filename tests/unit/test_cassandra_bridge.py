@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -199,6 +200,51 @@ def test_vector_codec_gives_the_drivers_exact_results() -> None:
         assert vt.serialize(packed, 5) == raw  # without the codec: an ordinary list
     finally:
         vectors.install()
+
+
+def test_raw_result_vectors_changes_only_that_statements_float_vector_columns() -> None:
+    vt = lookup_casstype(
+        "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 3)"
+    )
+    it = lookup_casstype(
+        "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.Int32Type, 2)"
+    )
+    text = lookup_casstype("org.apache.cassandra.db.marshal.UTF8Type")
+    meta = [("ks", "t", "id", text), ("ks", "t", "embedding", vt), ("ks", "t", "ints", it)]
+    ours = SimpleNamespace(result_metadata=list(meta))
+    other = SimpleNamespace(result_metadata=list(meta))
+    vectors.raw_result_vectors(ours)
+    raw = vt.serialize([0.5, -1.0, 2.0], 5)
+    assert ours.result_metadata[0] == meta[0] and ours.result_metadata[2] == meta[2]
+    rawtype = ours.result_metadata[1][3]
+    assert ours.result_metadata[1][:3] == meta[1][:3] and issubclass(rawtype, vt)
+    assert rawtype.from_binary(raw, 5) == raw  # the bytes, not a list
+    assert other.result_metadata == meta and vt.from_binary(raw, 5) == [0.5, -1.0, 2.0]
+    vectors.raw_result_vectors(other)
+    assert other.result_metadata[1][3] is rawtype  # one subclass per vector type
+    vectors.raw_result_vectors(SimpleNamespace(result_metadata=None))  # no result columns
+
+
+def test_as_matrix_reads_raw_bytes_lists_and_a_mix_alike() -> None:
+    rows = [[0.5, -1.0, 2.0], [3.0, 0.0, 0.25]]
+    raw = [np.asarray(r, ">f4").tobytes() for r in rows]
+    want = np.asarray(rows, dtype=np.float64)
+    assert np.array_equal(vectors.as_matrix(raw, 3), want)
+    assert np.array_equal(vectors.as_matrix(rows, 3), want)
+    assert np.array_equal(vectors.as_matrix([raw[0], rows[1]], 3), want)
+    assert vectors.as_matrix(raw, 3).dtype == np.float64
+    with pytest.raises(ValueError, match="expected vectors of 12 bytes"):
+        vectors.as_matrix([raw[0], raw[1][:-4]], 3)
+
+
+def test_vector_list_is_a_list_that_carries_its_array() -> None:
+    arr = np.asarray([1.0, 2.0])
+    v = vectors.VectorList(arr.tolist(), arr)
+    assert v == [1.0, 2.0] and isinstance(v, list) and json.dumps(v) == "[1.0, 2.0]"
+    assert vectors.as_array(v) is arr
+    assert np.array_equal(vectors.as_array([1.0, 2.0]), arr)
+    packed = vectors.PackedVector(np.asarray([1.5, -2.0], dtype=np.float32))
+    assert packed == [1.5, -2.0] and np.array_equal(packed.array, [1.5, -2.0])
 
 
 # --- the cassio layout -----------------------------------------------------------------------

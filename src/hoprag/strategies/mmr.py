@@ -14,8 +14,21 @@ from hoprag.documents import Node
 from hoprag.strategies.base import RunState, Strategy, _check_int, check_unit_interval
 
 
+def _matrix(vectors: Sequence[Sequence[float]]) -> NDArray[np.float64]:
+    """The vectors as one float64 matrix. A vector that already holds its values as a float64
+    numpy row (`array`, as the Cassandra store's embeddings do) is not converted again."""
+    own = getattr(vectors, "array", None)
+    if own is not None:  # one vector
+        return own  # type: ignore[no-any-return]
+    if vectors and not isinstance(vectors[0], int | float):
+        arrays = [getattr(v, "array", None) for v in vectors]
+        if all(a is not None for a in arrays):
+            return np.vstack(arrays)  # type: ignore[arg-type]
+    return np.asarray(vectors, dtype=np.float64)
+
+
 def _unit_rows(vectors: Sequence[Sequence[float]]) -> NDArray[np.float64]:
-    mat = np.asarray(vectors, dtype=np.float64)
+    mat = _matrix(vectors)
     if mat.ndim == 1:
         mat = mat[None, :]
     norms = np.linalg.norm(mat, axis=1, keepdims=True)

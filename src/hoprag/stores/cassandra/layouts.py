@@ -26,6 +26,7 @@ from hoprag.documents import Document
 from hoprag.edges import FrozenDict
 from hoprag.stores.base import Hit
 from hoprag.stores.cassandra import tokens as tok
+from hoprag.stores.cassandra import vectors
 from hoprag.stores.cassandra.guards import metadata_json
 
 SHRED_DELIMITER = "→"  # U+2192, langchain-graph-retriever's ShreddingTransformer default
@@ -38,15 +39,14 @@ def _doc(doc_id: str, content: str | None, metadata: dict[str, Any], emb: Any) -
     if emb is not None:
         # Decoded from a float32 column (finite, right dimension): skip the per-element
         # re-validation Document.__post_init__ would do.
-        doc.embedding = emb if isinstance(emb, list) else list(emb)
+        doc.embedding = emb
     return doc
 
 
-def _cosines(query: Sequence[float], embeddings: Sequence[Sequence[float]]) -> list[float]:
-    """Cosine of each embedding with `query`, in float64, in one matrix product (0 for a zero
-    vector)."""
-    q = np.asarray(query, dtype=np.float64)
-    m = np.asarray(embeddings, dtype=np.float64)
+def _cosines(query: Sequence[float], m: np.ndarray) -> list[float]:
+    """Cosine of each row of the float64 matrix `m` with `query`, in one matrix product (0 for
+    a zero vector)."""
+    q = vectors.as_array(query)
     norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(q))
     dots = m @ q
     safe = np.where(norms == 0.0, 1.0, norms)
@@ -134,27 +134,33 @@ class Layout:
         converted back to plain cosine (2s - 1)."""
         nb = len(self.base_columns())
         scores: list[float | None] = [None] * len(rows)
+        embs: list[Any] = [None] * len(rows)
         if include_embeddings:
-            if query is not None and scored:
-                with_vec = [i for i, row in enumerate(rows) if row[nb] is not None]
-                if with_vec:
-                    cos = _cosines(query, [rows[i][nb] for i in with_vec])
-                    for i, c in zip(with_vec, cos, strict=True):
+            with_vec = [i for i, row in enumerate(rows) if row[nb] is not None]
+            if with_vec:
+                # Raw bytes from `vectors.raw_result_vectors` (or the driver's lists): one
+                # matrix for the page, then each document's list with its row attached.
+                m = vectors.as_matrix([rows[i][nb] for i in with_vec], self.dimension_of(rows))
+                for i, values, row in zip(with_vec, m.tolist(), m, strict=True):
+                    embs[i] = vectors.VectorList(values, row)
+                if query is not None and scored:
+                    for i, c in zip(with_vec, _cosines(query, m), strict=True):
                         scores[i] = c
         elif scored and query is not None:
             scores = [None if row[nb] is None else 2.0 * float(row[nb]) - 1.0 for row in rows]
         return [
-            Hit(
-                _doc(
-                    row[0],
-                    row[1],
-                    self.decode_metadata(row),
-                    row[nb] if include_embeddings else None,
-                ),
-                score,
-            )
-            for row, score in zip(rows, scores, strict=True)
+            Hit(_doc(row[0], row[1], self.decode_metadata(row), emb), score)
+            for row, emb, score in zip(rows, embs, scores, strict=True)
         ]
+
+    def dimension_of(self, rows: Sequence[Sequence[Any]]) -> int:
+        """The vector dimension of rows read with embeddings (the first non-null vector's)."""
+        nb = len(self.base_columns())
+        for row in rows:
+            v = row[nb]
+            if v is not None:
+                return len(v) // 4 if type(v) is bytes else len(v)
+        return 0
 
 
 class HopragLayout(Layout):

@@ -176,7 +176,8 @@ class CassandraStore:
             the session's, LOCAL_ONE). Vector searches always run at ONE (Cassandra forces it),
             so with replication a traversal that must survive a node's death reads complete
             data only where every replica got every write: use "ALL" for such loads.
-        fast_vectors: install the numpy vector codec (`vectors.py`; identical results).
+        fast_vectors: install the numpy vector codec and read vector columns of the store's
+            own SELECTs as raw bytes (`vectors.py`; identical results).
         ann_overquery: every vector search (start search and metadata edge) asks Cassandra for
             `k * ann_overquery` rows (at most 1000) and keeps the `k` best. 1 (default) asks
             for `k`, as graph-retriever and LangChain do, so both see the same answers. 2 buys
@@ -445,6 +446,8 @@ class CassandraStore:
     def _configure_statement(self, stmt: Any) -> None:
         from cassandra import ConsistencyLevel
 
+        if self._fast_vectors and stmt.query_string.lstrip().upper().startswith("SELECT"):
+            vectors.raw_result_vectors(stmt)
         if "ANN OF" in stmt.query_string:
             # Cassandra runs ANN queries at ONE / LOCAL_ONE anyway and warns otherwise.
             stmt.consistency_level = ConsistencyLevel.LOCAL_ONE
