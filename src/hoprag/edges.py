@@ -111,7 +111,8 @@ class MetadataEdge(Edge):
         edge = object.__new__(cls)
         _setattr(edge, "incoming_field", incoming_field)
         _setattr(edge, "value", value)
-        _setattr(edge, "_key", (incoming_field, value_key(value)))
+        key = ("s", value) if type(value) is str else value_key(value)
+        _setattr(edge, "_key", (incoming_field, key))
         return edge
 
     def __eq__(self, other: object) -> bool:
@@ -140,6 +141,14 @@ class IdEdge(Edge):
     """Leads to the document with id `id`."""
 
     id: str
+
+    @classmethod
+    def _trusted(cls, id: str) -> IdEdge:
+        """An edge to a string id, without the dataclass constructor (the edge function's hot
+        path)."""
+        edge = object.__new__(cls)
+        _setattr(edge, "id", id)
+        return edge
 
     def describe(self) -> str:
         """Short human form, e.g. `$id=bobcat`."""
@@ -271,22 +280,29 @@ class MetadataEdgeFunction:
             return [v for v in value if isinstance(v, _SCALARS)]
         return []
 
-    @staticmethod
-    def _edge(target: str, value: Any) -> Edge:
-        if target == ID_FIELD:
-            return IdEdge(str(value))
-        return MetadataEdge._trusted(target, value)  # checked spec, scalar value
-
     def __call__(self, doc: Document) -> Edges:
         """The document's incoming edges (its target-field values) and outgoing edges (its
         source-field values, expressed as the incoming edges they match)."""
         incoming: set[Edge] = set()
         outgoing: set[Edge] = set()
+        # Within one call, each field's values are read once and each (target, field) edge
+        # list is built once: a spec like ("keywords", "keywords") gives the same edges both
+        # ways, and a field may serve several specs.
+        values: dict[str, list[Any]] = {}
+        made: dict[tuple[str, str], list[Edge]] = {}
         for source, target in self.specs:
-            for v in self._values(doc, source):
-                outgoing.add(self._edge(target, v))
-            for v in self._values(doc, target):
-                incoming.add(self._edge(target, v))
+            for name, into in ((source, outgoing), (target, incoming)):
+                edges = made.get((target, name))
+                if edges is None:
+                    vals = values.get(name)
+                    if vals is None:
+                        vals = values[name] = self._values(doc, name)
+                    if target == ID_FIELD:
+                        edges = [IdEdge._trusted(str(v)) for v in vals]
+                    else:  # checked spec, scalar values
+                        edges = [MetadataEdge._trusted(target, v) for v in vals]
+                    made[(target, name)] = edges
+                into.update(edges)
         return Edges(frozenset(incoming), frozenset(outgoing))
 
 
