@@ -141,6 +141,7 @@ class Layout:
                 # Raw bytes from `vectors.raw_result_vectors` (or the driver's lists): one
                 # matrix for the page, then each document's list with its row attached.
                 m = vectors.as_matrix([rows[i][nb] for i in with_vec], self.dimension_of(rows))
+                m.setflags(write=False)  # its rows are shared by the page's embeddings
                 for i, values, row in zip(with_vec, m.tolist(), m, strict=True):
                     embs[i] = vectors.VectorList(values, row)
                 if query is not None and scored:

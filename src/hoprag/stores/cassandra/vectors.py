@@ -60,7 +60,8 @@ def _fast_deserialize(cls: Any, byts: bytes, protocol_version: int) -> Any:
 class VectorList(list):  # type: ignore[type-arg]
     """A list of floats (an embedding as the public API gives it) that also holds the same
     values as a float64 numpy row, `array`, so that numeric code (cosines, Mmr) can use the
-    array instead of converting the list again. It is a list in every other respect."""
+    array instead of converting the list again. It is a list in every other respect; the
+    array is a snapshot of the values when it was made (read-only for decoded rows)."""
 
     __slots__ = ("array",)
 
