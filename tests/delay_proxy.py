@@ -56,6 +56,11 @@ class DelayProxy:
             await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
         except (OSError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # Cancelled by our own stop(): end quietly. asyncio's server would otherwise log
+            # the cancelled connection task as an "Exception in callback".
+            if self._server is None or self._server.is_serving():
+                raise
         finally:
             writer.close()
             self._tasks.discard(task)
