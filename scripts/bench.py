@@ -276,36 +276,54 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
     return info
 
 
+def _local_node_hosts(tool: Path) -> set[str]:
+    """Addresses of the nodes `scripts/cassandra` started on this machine (none: empty)."""
+    env = subprocess.run(
+        [sys.executable, str(tool), "env"], stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    if env.returncode != 0 or "=" not in env.stdout:
+        return set()
+    points = env.stdout.strip().split("=", 1)[1].split(",")
+    return {p.rsplit(":", 1)[0] for p in points if p}
+
+
 def level_tables(session: Any, tables: list[str]) -> dict[str, Any]:
     """Put both tables of a pair on the same footing: when either is spread over more than one
     SSTable, ask the local node (`scripts/cassandra nodetool compact`) for a major compaction of
     each, which rebuilds its SAI indexes as one segment. Returns the counts before and after;
-    a node `scripts/cassandra` did not start (HOPRAG_CASSANDRA, Docker) is left as it is and
-    reported."""
+    a node `scripts/cassandra` did not start (HOPRAG_CASSANDRA elsewhere, Docker) is left as it
+    is and reported."""
     before = {t: sstable_count(session, KEYSPACE, t) for t in tables}
     out: dict[str, Any] = {"before": before, "after": before, "compacted": False}
     if all(n <= 1 for n in before.values()):
         return out
     tool = Path(__file__).resolve().parent / "cassandra"
-    for t in tables:
-        if before[t] <= 1:
-            continue
-        t0 = time.perf_counter()
-        print(f"  compacting {t} ({before[t]} SSTables) ...", flush=True)
-        done = subprocess.run(
-            [sys.executable, str(tool), "nodetool", "compact", KEYSPACE, t],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            print(f"  could not compact {t}: {why[0]}; SSTables stay {before}")
-            return out
-        print(f"  compacted {t} in {time.perf_counter() - t0:.0f} s")
-    out["after"] = {t: sstable_count(session, KEYSPACE, t) for t in tables}
-    out["compacted"] = True
-    return out
+    ours = _local_node_hosts(tool)
+    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
+    if not hosts or not hosts <= ours:
+        print(f"  SSTables {before}: the node is not one scripts/cassandra started; not compacted")
+        return out
+    try:
+        for t in tables:
+            if before[t] <= 1:
+                continue
+            t0 = time.perf_counter()
+            print(f"  compacting {t} ({before[t]} SSTables) ...", flush=True)
+            done = subprocess.run(
+                [sys.executable, str(tool), "nodetool", "compact", KEYSPACE, t],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode != 0:
+                why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+                print(f"  could not compact {t}: {why[0]}")
+                return out
+            print(f"  compacted {t} in {time.perf_counter() - t0:.0f} s")
+        out["compacted"] = True
+        return out
+    finally:
+        out["after"] = {t: sstable_count(session, KEYSPACE, t) for t in tables}
 
 
 # --- graph-retriever side ---------------------------------------------------------------------

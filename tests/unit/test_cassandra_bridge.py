@@ -229,12 +229,14 @@ def test_as_matrix_reads_raw_bytes_lists_and_a_mix_alike() -> None:
     rows = [[0.5, -1.0, 2.0], [3.0, 0.0, 0.25]]
     raw = [np.asarray(r, ">f4").tobytes() for r in rows]
     want = np.asarray(rows, dtype=np.float64)
-    assert np.array_equal(vectors.as_matrix(raw, 3), want)
-    assert np.array_equal(vectors.as_matrix(rows, 3), want)
-    assert np.array_equal(vectors.as_matrix([raw[0], rows[1]], 3), want)
-    assert vectors.as_matrix(raw, 3).dtype == np.float64
+    assert np.array_equal(vectors.as_matrix(raw), want)
+    assert np.array_equal(vectors.as_matrix(rows), want)
+    assert np.array_equal(vectors.as_matrix([raw[0], rows[1]]), want)
+    assert vectors.as_matrix(raw).dtype == np.float64
     with pytest.raises(ValueError, match="expected vectors of 12 bytes"):
-        vectors.as_matrix([raw[0], raw[1][:-4]], 3)
+        vectors.as_matrix([raw[0], raw[1][:-4]])
+    with pytest.raises(ValueError, match="expected vectors of 3 values"):
+        vectors.as_matrix([raw[0], rows[1][:2]])
 
 
 def test_vector_list_is_a_list_that_carries_its_array() -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from hoprag.documents import Document
 from hoprag.errors import InvalidInputError
+from hoprag.stores.cassandra.vectors import F32_MAX
 
 MAX_K = 1000
 """Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`)."""
@@ -30,9 +31,6 @@ def check_k(k: object, *, what: str = "k") -> int:
             f"search), got {k}"
         )
     return int(k)
-
-
-_F32_MAX = float(np.finfo(np.float32).max)
 
 
 MAX_OVERQUERY = 16
@@ -73,7 +71,7 @@ def check_vector_array(vec: object, dimension: int, *, what: str) -> np.ndarray:
             "rejects it"
         )
     # Cassandra stores float32: values beyond its range would become infinity.
-    if np.abs(arr).max() > _F32_MAX:
+    if np.abs(arr).max() > F32_MAX:
         raise InvalidInputError(f"{what} has a value beyond the float32 range")
     return arr
 

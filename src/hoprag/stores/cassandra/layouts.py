@@ -140,7 +140,7 @@ class Layout:
             if with_vec:
                 # Raw bytes from `vectors.raw_result_vectors` (or the driver's lists): one
                 # matrix for the page, then each document's list with its row attached.
-                m = vectors.as_matrix([rows[i][nb] for i in with_vec], self.dimension_of(rows))
+                m = vectors.as_matrix([rows[i][nb] for i in with_vec])
                 m.setflags(write=False)  # its rows are shared by the page's embeddings
                 for i, values, row in zip(with_vec, m.tolist(), m, strict=True):
                     embs[i] = vectors.VectorList(values, row)
@@ -153,15 +153,6 @@ class Layout:
             Hit(_doc(row[0], row[1], self.decode_metadata(row), emb), score)
             for row, emb, score in zip(rows, embs, scores, strict=True)
         ]
-
-    def dimension_of(self, rows: Sequence[Sequence[Any]]) -> int:
-        """The vector dimension of rows read with embeddings (the first non-null vector's)."""
-        nb = len(self.base_columns())
-        for row in rows:
-            v = row[nb]
-            if v is not None:
-                return len(v) // 4 if type(v) is bytes else len(v)
-        return 0
 
 
 class HopragLayout(Layout):

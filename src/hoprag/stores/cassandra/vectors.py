@@ -35,7 +35,8 @@ import numpy as np
 _lock = threading.Lock()
 _original: Any = None
 _original_serialize: Any = None
-_F32_MAX = float(np.finfo(np.float32).max)
+F32_MAX = float(np.finfo(np.float32).max)
+"""The largest finite float32: bigger values cannot be stored in a vector column."""
 
 
 def _is_float(subtype: Any) -> bool:
@@ -129,9 +130,12 @@ def raw_result_vectors(stmt: Any) -> None:
     stmt.result_metadata = cols
 
 
-def as_matrix(values: Any, dim: int) -> Any:
-    """One float64 matrix (len(values) x dim) from vector column values: raw big-endian
-    float32 bytes (`raw_result_vectors`) or sequences of floats, in any mix."""
+def as_matrix(values: Any) -> Any:
+    """One float64 matrix (one row per value) from non-empty vector column values: raw
+    big-endian float32 bytes (`raw_result_vectors`) or sequences of floats, in any mix. The
+    first value gives the dimension; a value of another size is a ValueError."""
+    first = values[0]
+    dim = len(first) // 4 if type(first) is bytes else len(first)
     if all(type(v) is bytes for v in values):
         if any(len(v) != 4 * dim for v in values):
             sizes = sorted({len(v) for v in values})
@@ -141,10 +145,12 @@ def as_matrix(values: Any, dim: int) -> Any:
             .reshape(len(values), dim)
             .astype(np.float64)
         )
-    return np.array(
-        [np.frombuffer(v, dtype=">f4") if type(v) is bytes else as_array(v) for v in values],
-        dtype=np.float64,
-    ).reshape(len(values), dim)
+    rows = [np.frombuffer(v, dtype=">f4") if type(v) is bytes else as_array(v) for v in values]
+    if any(len(r) != dim for r in rows):
+        raise ValueError(
+            f"expected vectors of {dim} values, got sizes {sorted({len(r) for r in rows})}"
+        )
+    return np.array(rows, dtype=np.float64).reshape(len(values), dim)
 
 
 def _fast_serialize(cls: Any, v: Any, protocol_version: int) -> bytes:
@@ -159,7 +165,7 @@ def _fast_serialize(cls: Any, v: Any, protocol_version: int) -> bytes:
             )
         arr = np.asarray(v, dtype=np.float64)
         finite = arr[np.isfinite(arr)]
-        if finite.size and np.abs(finite).max() > _F32_MAX:
+        if finite.size and np.abs(finite).max() > F32_MAX:
             raise OverflowError("float too large to pack with f format")
         return arr.astype(">f4").tobytes()
     return _original_serialize.__func__(cls, v, protocol_version)
