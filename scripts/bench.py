@@ -276,15 +276,24 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
     return info
 
 
-def _local_node_hosts(tool: Path) -> set[str]:
-    """Addresses of the nodes `scripts/cassandra` started on this machine (none: empty)."""
-    env = subprocess.run(
-        [sys.executable, str(tool), "env"], stdin=subprocess.DEVNULL, capture_output=True, text=True
+def _local_nodes(tool: Path) -> dict[str, int]:
+    """Address -> JVM pid of the nodes `scripts/cassandra` started on this machine (none:
+    empty)."""
+    done = subprocess.run(
+        [sys.executable, str(tool), "pids"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
     )
-    if env.returncode != 0 or "=" not in env.stdout:
-        return set()
-    points = env.stdout.strip().split("=", 1)[1].split(",")
-    return {p.rsplit(":", 1)[0] for p in points if p}
+    if done.returncode != 0:
+        return {}
+    pairs = (line.split() for line in done.stdout.splitlines())
+    return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+
+
+def _session_is_local(session: Any, local: dict[str, int]) -> bool:
+    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
+    return bool(hosts) and hosts <= set(local)
 
 
 def level_tables(session: Any, tables: list[str]) -> dict[str, Any]:
@@ -298,9 +307,7 @@ def level_tables(session: Any, tables: list[str]) -> dict[str, Any]:
     if all(n <= 1 for n in before.values()):
         return out
     tool = Path(__file__).resolve().parent / "cassandra"
-    ours = _local_node_hosts(tool)
-    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
-    if not hosts or not hosts <= ours:
+    if not _session_is_local(session, _local_nodes(tool)):
         print(f"  SSTables {before}: the node is not one scripts/cassandra started; not compacted")
         return out
     try:
@@ -441,6 +448,58 @@ class Sample:
     hops: int = 0
 
 
+class CpuMeter:
+    """CPU seconds spent by this process (every thread: the event loop, the driver's I/O
+    thread, and the delay proxy when there is one) and by the local Cassandra JVMs (from
+    /proc/PID/stat) over a span of time. Node CPU is None when the session talks to a node
+    `scripts/cassandra` did not start, or when /proc cannot be read."""
+
+    def __init__(self, session: Any) -> None:
+        local = _local_nodes(Path(__file__).resolve().parent / "cassandra")
+        self.pids = list(local.values()) if _session_is_local(session, local) else []
+        self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+    def node_seconds(self) -> float | None:
+        if not self.pids:
+            return None
+        total = 0
+        try:
+            for pid in self.pids:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime + stime, in ticks
+        except (OSError, IndexError, ValueError):
+            return None
+        return total / self._tick
+
+    def read(self) -> tuple[float, float | None]:
+        return time.process_time(), self.node_seconds()
+
+
+@dataclasses.dataclass
+class CpuTotals:
+    """CPU seconds summed over measured batches of one side."""
+
+    client: float = 0.0
+    node: float | None = 0.0
+    traversals: int = 0
+
+    def add(
+        self, before: tuple[float, float | None], after: tuple[float, float | None], n: int
+    ) -> None:
+        self.client += after[0] - before[0]
+        if self.node is not None and before[1] is not None and after[1] is not None:
+            self.node += after[1] - before[1]
+        else:
+            self.node = None
+        self.traversals += n
+
+    def per_traversal_ms(self) -> tuple[float, float | None]:
+        n = max(self.traversals, 1)
+        return self.client / n * 1e3, None if self.node is None else self.node / n * 1e3
+
+
 async def run_ours(store: CassandraStore, ds: Dataset, case: Case, q: str) -> Sample:
     """One hoprag traversal through `astream` (first node timed as it arrives)."""
     strategy = case.strategies()[0]
@@ -553,6 +612,7 @@ async def single_queries(
 
 
 SETTLE_S = 0.01
+NOT_JSON = ("ours", "peer", "meter", "ours_on_peer_table")  # live objects in `tables`
 PROXY_HOST = "127.0.0.12"  # --latency-ms: the delay proxy's address
 TESTS_DIR = str(Path(__file__).resolve().parents[1] / "tests")  # where delay_proxy.py lives
 
@@ -606,14 +666,26 @@ async def measure_case(
     burst: list[tuple[float, int]] = []
     pair_search: list[float] = []
     pair_first: list[float] = []
+    meter: CpuMeter = tables["meter"]
+    cpu = {"ours": CpuTotals(), "peer": CpuTotals()}
+
+    async def batch(side: str) -> list[Sample]:
+        before = meter.read()
+        got = await timed_batch(o if side == "ours" else p, qs, c)
+        cpu[side].add(before, meter.read(), len(got))
+        return got
+
     for rep in range(reps):  # interleaved, so that all three see the same machine load
-        first, second = (o, p) if rep % 2 == 0 else (p, o)
-        a = await timed_batch(first, qs, c)
+        first, second = ("ours", "peer") if rep % 2 == 0 else ("peer", "ours")
+        a = await batch(first)
         await single_queries(ours, ds, case, edge_sets, search, adjacent, burst)
         await first_node_pairs(ours, ds, case, pair_search, pair_first)
-        b = await timed_batch(second, qs, c)
-        ours_s.extend(a if first is o else b)
-        peer_s.extend(b if first is o else a)
+        b = await batch(second)
+        ours_s.extend(a if first == "ours" else b)
+        peer_s.extend(b if first == "ours" else a)
+    ours_client, ours_node = cpu["ours"].per_traversal_ms()
+    peer_client, peer_node = cpu["peer"].per_traversal_ms()
+    ours_cpu = ours_client + (ours_node or 0.0)
     # The ids: hoprag over LangChain's table (the same ANN index graph-retriever queries) vs
     # graph-retriever's first repetition (query i at index i on both sides). Two separately
     # built SAI vector indexes can answer an ANN query differently (approximate search), so
@@ -661,6 +733,15 @@ async def measure_case(
         "ours_hops": statistics.mean(s.hops for s in ours_s),
         "floor_ms": floor,
         "floor_ratio": ou["p50"] / floor,
+        "cores": meter.cores,
+        "ours_client_cpu_ms": ours_client,
+        "ours_node_cpu_ms": ours_node,
+        "peer_client_cpu_ms": peer_client,
+        "peer_node_cpu_ms": peer_node,
+        # Mean CPU per traversal (client + node) x traversals in flight / cores: how long a
+        # traversal would take if its work kept every core of this machine busy.
+        "cpu_bound_ms": None if ours_node is None else ours_cpu * c / meter.cores,
+        "cpu_bound_ratio": None if ours_node is None else ou["p50"] / (ours_cpu * c / meter.cores),
         "ours_queries": statistics.mean(s.queries for s in ours_s),
         "peer_queries": statistics.mean(s.queries for s in peer_s),
         "ours_rows": statistics.mean(s.rows for s in ours_s),
@@ -828,6 +909,18 @@ def verdicts(results: list[dict[str, Any]], load: dict[str, Any] | None) -> list
     return out
 
 
+def _cpu(r: dict[str, Any], side: str) -> str:
+    """'node+client' CPU ms per traversal of one side ('-+client' without node figures)."""
+    node = r.get(f"{side}_node_cpu_ms")
+    client = r.get(f"{side}_client_cpu_ms", 0.0)
+    return f"{'-' if node is None else f'{node:.0f}'}+{client:.0f}"
+
+
+def _cpu_ratio(r: dict[str, Any]) -> str:
+    ratio = r.get("cpu_bound_ratio")
+    return "-" if ratio is None else f"{ratio:.2f}"
+
+
 def report(results: list[dict[str, Any]], load: dict[str, Any] | None) -> str:
     """The side-by-side table as text."""
     rows = [
@@ -844,6 +937,8 @@ def report(results: list[dict[str, Any]], load: dict[str, Any] | None) -> str:
             "search ms",
             "q hoprag/GR",
             "rows hoprag/GR",
+            "cpu ms hoprag/GR",
+            "/cpu",
             "same ids",
             "own table",
         )
@@ -863,6 +958,8 @@ def report(results: list[dict[str, Any]], load: dict[str, Any] | None) -> str:
                 f"{r['start_search_p50_ms']:.1f}",
                 f"{r['ours_queries']:.0f}/{r['peer_queries']:.0f}",
                 f"{r['ours_rows']:.0f}/{r['peer_rows']:.0f}",
+                f"{_cpu(r, 'ours')}/{_cpu(r, 'peer')}",
+                _cpu_ratio(r),
                 r["same_ids_count"] + (f" +{r['explained_count']}" if not r["same_ids"] else ""),
                 r["same_ids_own_table_count"],
             )
@@ -881,8 +978,8 @@ def markdown(out: dict[str, Any]) -> str:
     lines = [
         "| dataset | case | hoprag p50 / p95 ms | GR p50 / p95 ms | x faster | floor ms | "
         "/ floor | round trips | 1st node / search ms | queries hoprag / GR | "
-        "rows hoprag / GR | same ids | own table |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "rows hoprag / GR | CPU ms hoprag / GR | / CPU bound | same ids | own table |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in out["cases"]:
         lines.append(
@@ -891,7 +988,8 @@ def markdown(out: dict[str, Any]) -> str:
             f"{r['speedup']:.1f} | {r['floor_ms']:.0f} | {r['floor_ratio']:.2f} | "
             f"{r['ours_hops']:.1f} | {r['ttfn_p50_ms']:.1f} / {r['start_search_p50_ms']:.1f} | "
             f"{r['ours_queries']:.0f} / {r['peer_queries']:.0f} | "
-            f"{r['ours_rows']:.0f} / {r['peer_rows']:.0f} | {r['same_ids_count']}"
+            f"{r['ours_rows']:.0f} / {r['peer_rows']:.0f} | "
+            f"{_cpu(r, 'ours')} / {_cpu(r, 'peer')} | {_cpu_ratio(r)} | {r['same_ids_count']}"
             f"{'' if r['same_ids'] else ' (+' + str(r['explained_count']) + ' GR bug)'} | "
             f"{r['same_ids_own_table_count']} |"
         )
@@ -978,17 +1076,20 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         proxy.__enter__()
         remote = await anyio.to_thread.run_sync(connect_through, PROXY_HOST, port)
         print(f"link: {args.latency_ms:g} ms each way through a proxy on {PROXY_HOST}")
+    meter = CpuMeter(session)  # the direct session: the proxy's address is not a node
+    out["node_cpu_measured"] = bool(meter.pids)
     for ds, scale in sets:
         tables = await prepare_tables(session, ds, args.reload)
         if remote is not None:
             tables = await prepare_tables(remote, ds, False)
+        tables["meter"] = meter
         out["datasets"].append(
             {
                 "name": ds.label,
                 "embedding": ds.embedding_note,
                 "edges": ds.edges,
                 "queries": len(ds.queries),
-                **{k: v for k, v in tables.items() if k not in ("ours", "peer")},
+                **{k: v for k, v in tables.items() if k not in NOT_JSON},
             }
         )
         for case in [] if args.load_only else cases_for(args.quick, scale):

@@ -188,3 +188,24 @@ def test_compaction_merges_sai_segments_and_search_still_answers(
     after = [r.id for r in _ann(cassandra_session, loaded, [0.5, 0.1, 0.5, 0.2])]
     assert sorted(after) == sorted([*DOCS, "crow", "trout"])
     assert after == before
+
+
+def test_pids_names_the_jvm_of_the_node_the_session_talks_to(cassandra_session: Any) -> None:
+    """`scripts/cassandra pids` gives, per local node, the address the driver sees and the pid
+    of a running CassandraDaemon (the bench reads that process's CPU time)."""
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), "pids"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        timeout=60,
+    )
+    if r.returncode == 3:
+        pytest.skip(f"the node is not one scripts/cassandra started: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    pids = dict(line.split() for line in r.stdout.splitlines())
+    hosts = {str(h.address) for h in cassandra_session.cluster.metadata.all_hosts()}
+    assert hosts <= set(pids)
+    for pid in pids.values():
+        assert b"CassandraDaemon" in Path(f"/proc/{pid}/cmdline").read_bytes()

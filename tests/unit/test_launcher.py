@@ -89,3 +89,16 @@ def test_nodetool_without_a_running_node_says_so(tmp_path: Path) -> None:
     )
     assert r.returncode == 3
     assert "node 1 of the local JVM cluster is not running" in r.stderr
+
+
+def test_pids_without_a_running_node_says_so(tmp_path: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), "pids"],
+        env={"HOPRAG_CASSANDRA_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 3
+    assert "no local cluster is running" in r.stderr
+    assert r.stdout == ""
