@@ -151,15 +151,19 @@ def test_server_errors_become_clear_hoprag_errors(
     assert says in str(err) and "vector search" in str(err)
 
 
-def _nodetool(*args: str) -> subprocess.CompletedProcess[str]:
+def _launcher(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(LAUNCHER), "nodetool", *args],
+        [sys.executable, str(LAUNCHER), *args],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
         check=False,
         timeout=300,
     )
+
+
+def _nodetool(*args: str) -> subprocess.CompletedProcess[str]:
+    return _launcher("nodetool", *args)
 
 
 def test_compaction_merges_sai_segments_and_search_still_answers(
@@ -193,14 +197,7 @@ def test_compaction_merges_sai_segments_and_search_still_answers(
 def test_pids_names_the_jvm_of_the_node_the_session_talks_to(cassandra_session: Any) -> None:
     """`scripts/cassandra pids` gives, per local node, the address the driver sees and the pid
     of a running CassandraDaemon (the bench reads that process's CPU time)."""
-    r = subprocess.run(
-        [sys.executable, str(LAUNCHER), "pids"],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-        timeout=60,
-    )
+    r = _launcher("pids")
     if r.returncode == 3:
         pytest.skip(f"the node is not one scripts/cassandra started: {r.stderr.strip()}")
     assert r.returncode == 0, r.stderr

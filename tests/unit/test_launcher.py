@@ -79,26 +79,23 @@ def test_bad_heap_is_rejected_before_anything_starts() -> None:
     assert "--heap" in r.stderr
 
 
-def test_nodetool_without_a_running_node_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["nodetool", "compact", "ks", "t"], "node 1 of the local JVM cluster is not running"),
+        (["pids"], "no local cluster is running"),
+    ],
+)
+def test_node_commands_without_a_running_node_say_so(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
     r = subprocess.run(
-        [sys.executable, str(LAUNCHER), "nodetool", "compact", "ks", "t"],
+        [sys.executable, str(LAUNCHER), *args],
         env={"HOPRAG_CASSANDRA_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         check=False,
     )
     assert r.returncode == 3
-    assert "node 1 of the local JVM cluster is not running" in r.stderr
-
-
-def test_pids_without_a_running_node_says_so(tmp_path: Path) -> None:
-    r = subprocess.run(
-        [sys.executable, str(LAUNCHER), "pids"],
-        env={"HOPRAG_CASSANDRA_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert r.returncode == 3
-    assert "no local cluster is running" in r.stderr
+    assert says in r.stderr
     assert r.stdout == ""
