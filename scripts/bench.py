@@ -28,6 +28,10 @@ after the same 10 ms pause), and the floor:
 edges of each query's start documents), measured in the same run. Query embeddings are
 precomputed and looked up (free) for both sides. graph-retriever runs with the driver's own
 vector codec (as its users run it); hoprag's numpy codec is installed only around hoprag calls.
+Around each side's measured batches: this process's CPU time, the local node's JVM CPU time
+(`/proc`, for a node `scripts/cassandra` started), the full garbage collections, and how busy
+the two together kept the machine's cores. The harness's own objects (datasets, vectors) are
+frozen out of the cyclic garbage collector (`gc.freeze`) before anything is measured.
 
 Bulk load: documents/second of `CassandraStore.aadd` vs `Cassandra.add_documents` into fresh
 scratch tables (`scripts/bench_load.py`'s runners).
