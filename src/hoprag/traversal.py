@@ -162,9 +162,9 @@ class _Run:
         nodes: list[Node] = []
         for hit in [*results["search"], *results["roots"]]:
             hop.rows += 1
-            doc = hit.document
-            if doc.id in self.discovered:
+            if hit.id in self.discovered:
                 continue
+            doc = hit.document
             self.discovered.add(doc.id)
             nodes.append(self._node(hit, Path((doc.id,)), self.edge_fn(doc)))
         return nodes
@@ -269,7 +269,7 @@ class _Run:
 
         results: dict[Edge, list[Hit]] = dict(cached)
         results.update(zip(meta, meta_results, strict=True))
-        by_id = {hit.document.id: hit for hit in id_results}
+        by_id = {hit.id: hit for hit in id_results}
         for e in ids:
             hit = by_id.get(e.id)  # type: ignore[attr-defined]
             results[e] = [hit] if hit is not None else []
@@ -291,9 +291,9 @@ class _Run:
         for edge in sorted(edges, key=lambda e: isinstance(e, IdEdge)):  # stable: meta first
             for hit in results[edge]:
                 hop.rows += 1
-                entry = merged.get(hit.document.id)
+                entry = merged.get(hit.id)
                 if entry is None:
-                    merged[hit.document.id] = (hit, [edge])
+                    merged[hit.id] = (hit, [edge])
                 else:
                     entry[1].append(edge)
         ranked = sorted(
@@ -308,9 +308,9 @@ class _Run:
         nodes: list[Node] = []
         followed = self.followed
         for hit, via in entries:
-            doc = hit.document
-            if doc.id in self.discovered:
+            if hit.id in self.discovered:
                 continue
+            doc = hit.document  # decoded only now, for a new node
             self.discovered.add(doc.id)
             edges = self.edge_fn(doc)
             best: tuple[int, int, Edge] | None = None

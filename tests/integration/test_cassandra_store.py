@@ -22,6 +22,7 @@ from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
+from hoprag.stores.cassandra import vectors
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.store import CassandraStore
 from shared_data import graph_documents
@@ -192,6 +193,28 @@ async def test_a_hops_edge_queries_run_concurrently(cstore: CassandraStore) -> N
     assert batch < sequential, (single, sequential, batch)
     if (os.cpu_count() or 1) >= 4:
         assert batch < n / 3 * single, (single, batch)
+
+
+async def test_a_document_several_edges_return_is_decoded_once_and_answers_are_unchanged(
+    cstore: CassandraStore,
+) -> None:
+    """`aadjacent_many` gives each edge what `aadjacent` gives it alone (ids, order, scores,
+    embeddings), and the edges that return the same document share one Hit for it."""
+    q = HashEmbedding(DIM)("shared hits")
+    edges = [MetadataEdge("keywords", f"k{i}") for i in range(12)] + [MetadataEdge("type", "a")]
+    for inc in (True, False):
+        many = await cstore.aadjacent_many(edges, q, k=20, include_embeddings=inc)
+        first: dict[str, Any] = {}
+        repeats = 0
+        for edge, hits in zip(edges, many, strict=True):
+            alone = await cstore.aadjacent(edge, q, k=20, include_embeddings=inc)
+            assert [(h.document.id, h.score, h.document.embedding) for h in hits] == [
+                (h.document.id, h.score, h.document.embedding) for h in alone
+            ]
+            for h in hits:
+                repeats += h.document.id in first
+                assert first.setdefault(h.document.id, h) is h
+        assert repeats > 0  # the type edge overlaps the keyword edges
 
 
 async def test_the_in_flight_bound_is_shared_and_respected(
@@ -371,6 +394,17 @@ async def test_vectors_arrive_as_raw_bytes_and_leave_as_the_stored_float32_value
     }
     assert vector_types[fast] and all(n.startswith("Raw") for n in vector_types[fast])
     assert vector_types[plain] and not any(n.startswith("Raw") for n in vector_types[plain])
+    # The rows really arrive as bytes: the server sends its column types with every result and
+    # the session's handler must apply the statement's raw type (driver 3.30.1 never asks the
+    # server to skip them). The same query text prepared by anyone else still decodes to lists.
+    doc = graph_docs[0]
+    query = fast.layout.get_query(True, False, False)
+    rows = await fast._read(query, [[doc.id]], "read by id")
+    assert type(rows[0][-1]) is bytes
+    assert vectors.as_matrix([rows[0][-1]])[0].tolist() == want[doc.id]
+    foreign = cassandra_session.prepare(query)
+    assert next(iter(cassandra_session.execute(foreign, [[doc.id]])))[-1] == want[doc.id]
+    assert cassandra_session.client_protocol_handler.hoprag_raw_results
 
 
 # --- bad input -----------------------------------------------------------------------------------

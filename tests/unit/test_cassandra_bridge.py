@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import threading
 import time
 from collections.abc import Callable
@@ -20,8 +21,9 @@ from langchain_graph_retriever.transformers import ShreddingTransformer
 from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError, StoreError
-from hoprag.stores.cassandra import bridge, vectors
-from hoprag.stores.cassandra.layouts import CassioLayout, cassio_string
+from hoprag.stores.base import Hit
+from hoprag.stores.cassandra import bridge, layouts, vectors
+from hoprag.stores.cassandra.layouts import CassioLayout, HopragLayout, cassio_string
 from hoprag.stores.cassandra.store import CassandraStore
 
 # --- a fake ResponseFuture ---------------------------------------------------------------------
@@ -223,6 +225,98 @@ def test_raw_result_vectors_changes_only_that_statements_float_vector_columns() 
     vectors.raw_result_vectors(other)
     assert other.result_metadata[1][3] is rawtype  # one subclass per vector type
     vectors.raw_result_vectors(SimpleNamespace(result_metadata=None))  # no result columns
+
+
+def test_raw_vector_types_replace_only_matching_float_vector_columns_of_a_response() -> None:
+    def vec(sub: str, n: int) -> Any:
+        marshal = "org.apache.cassandra.db.marshal"
+        return lookup_casstype(f"{marshal}.VectorType({marshal}.{sub}, {n})")
+
+    text = lookup_casstype("org.apache.cassandra.db.marshal.UTF8Type")
+    stmt = SimpleNamespace(
+        result_metadata=[("ks", "t", "id", text), ("ks", "t", "e", vec("FloatType", 3))]
+    )
+    vectors.raw_result_vectors(stmt)
+    rawtype = stmt.result_metadata[1][3]
+    # What the server sends: freshly parsed types (not the prepared ones).
+    sent = [("ks", "t", "id", text), ("ks", "t", "e", vec("FloatType", 3))]
+    got = vectors.with_raw_vectors(sent, stmt.result_metadata)
+    assert got[0] == sent[0] and got[1][:3] == sent[1][:3] and got[1][3] is rawtype
+    for changed in (
+        [sent[0], ("ks", "t", "other", sent[1][3])],  # renamed column
+        [sent[0], ("ks", "t", "e", vec("FloatType", 4))],  # another dimension
+        [sent[0], ("ks", "t", "e", vec("Int32Type", 3))],  # another element type
+        [sent[0]],  # another column count
+    ):
+        assert vectors.with_raw_vectors(changed, stmt.result_metadata) == changed
+
+
+def test_raw_results_handler_swaps_only_the_result_message_and_is_applied_once() -> None:
+    from cassandra.protocol import ProtocolHandler
+
+    handler = vectors.raw_results_handler(ProtocolHandler)
+    assert issubclass(handler, ProtocolHandler) and handler.hoprag_raw_results
+    base, mine = ProtocolHandler.message_types_by_opcode, handler.message_types_by_opcode
+    assert set(base) == set(mine)
+    assert all(mine[op] is base[op] for op in base if op != vectors.RESULT_OPCODE)
+    assert issubclass(mine[vectors.RESULT_OPCODE], base[vectors.RESULT_OPCODE])
+    assert vectors.raw_results_handler(handler) is handler
+    session = SimpleNamespace(client_protocol_handler=ProtocolHandler)
+    vectors.enable_raw_results(session)
+    first = session.client_protocol_handler
+    vectors.enable_raw_results(session)
+    assert session.client_protocol_handler is first and first.hoprag_raw_results
+    assert ProtocolHandler.message_types_by_opcode is base  # the driver's class is untouched
+
+
+def test_layout_hits_decode_a_row_seen_before_once_and_give_the_same_hits() -> None:
+    layout = HopragLayout("ks", "t")
+    q = [1.0, 0.0, 0.0]
+    vecs = {f"d{i}": [1.0, float(i), 0.5] for i in range(4)}
+
+    def row(i: int, with_vector: bool) -> tuple[Any, ...]:
+        last = np.asarray(vecs[f"d{i}"], ">f4").tobytes() if with_vector else 0.75 - i / 10
+        return (f"d{i}", f"text {i}", json.dumps({"n": i}), last)
+
+    for inc in (True, False):
+        pages = [[row(0, inc), row(1, inc)], [row(1, inc), row(2, inc), row(0, inc)]]
+        seen: dict[str, Any] = {}
+        shared = [layout.hits(p, include_embeddings=inc, query=q, seen=seen) for p in pages]
+        alone = [layout.hits(p, include_embeddings=inc, query=q) for p in pages]
+        assert shared == alone
+        assert shared[1][0] is shared[0][1] and shared[1][2] is shared[0][0]
+        assert sorted(seen) == ["d0", "d1", "d2"] and seen["d2"] is shared[1][1]
+
+
+def test_layout_hits_decode_a_document_only_when_it_is_used() -> None:
+    layout = HopragLayout("ks", "t")
+    vec = np.asarray([0.6, 0.8, 0.0], ">f4").tobytes()
+    rows = [("good", "text", json.dumps({"k": [1, 2]}), vec), ("bad", "text", "{not json", vec)]
+    good, bad = layout.hits(rows, include_embeddings=True, query=[1.0, 0.0, 0.0])
+    # Id and score come without decoding; the broken row fails only once its document is read.
+    assert (good.id, bad.id) == ("good", "bad")
+    assert good.score == pytest.approx(0.6) and bad.score == pytest.approx(0.6)
+    with pytest.raises(ValueError):
+        bad.document  # noqa: B018
+    doc = good.document
+    assert doc.metadata == {"k": [1, 2]} and doc.embedding == [
+        0.6000000238418579,
+        0.800000011920929,
+        0.0,
+    ]
+    assert good.document is doc  # decoded once
+    plain = pickle.loads(pickle.dumps(good))
+    assert type(plain) is Hit and plain == Hit(doc, good.score)
+
+
+def test_a_rows_cosine_does_not_depend_on_the_other_rows_of_its_page() -> None:
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((40, 384)).astype(np.float32).astype(np.float64)
+    q = rng.standard_normal(384).tolist()
+    full = layouts._cosines(q, m)
+    for i in range(40):
+        for idx in ([i], [i, 0, 5], list(range(i, 40))):
+            assert layouts._cosines(q, m[idx])[0] == full[i]
 
 
 def test_as_matrix_reads_raw_bytes_lists_and_a_mix_alike() -> None:

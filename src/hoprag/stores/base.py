@@ -27,6 +27,12 @@ class Hit:
     document: Document
     score: float | None
 
+    @property
+    def id(self) -> str:
+        """The document's id. A store's own Hit type may give it without decoding the
+        document, so the coordinator uses it to merge and drop hits."""
+        return self.document.id
+
 
 @runtime_checkable
 class Store(Protocol):

@@ -43,12 +43,52 @@ def _doc(doc_id: str, content: str | None, metadata: dict[str, Any], emb: Any) -
     return doc
 
 
+class RowHit(Hit):
+    """A Hit over one result row, decoded into its Document on first access to `document`.
+    The id and score are known at once; a hop's rows that the coordinator drops unread (most
+    of them when a strategy needs few new nodes) are never decoded."""
+
+    __slots__ = ("_doc", "_id", "_layout", "_row", "_vector")
+
+    def __init__(
+        self, row: Sequence[Any], layout: Layout, vector: Any, score: float | None
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "_id", row[0])
+        _set(self, "_row", row)
+        _set(self, "_layout", layout)
+        _set(self, "_vector", vector)
+        _set(self, "_doc", None)
+        _set(self, "score", score)
+
+    @property  # type: ignore[override]
+    def document(self) -> Document:
+        doc = self._doc
+        if doc is None:
+            row = self._row
+            vec = self._vector
+            emb = None if vec is None else vectors.VectorList(vec.tolist(), vec)
+            doc = _doc(row[0], row[1], self._layout.decode_metadata(row), emb)
+            object.__setattr__(self, "_doc", doc)
+            object.__setattr__(self, "_row", None)
+            object.__setattr__(self, "_vector", None)
+        return doc
+
+    @property
+    def id(self) -> str:
+        return self._id  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Hit, (self.document, self.score))  # pickles as the plain Hit it stands for
+
+
 def _cosines(query: Sequence[float], m: np.ndarray) -> list[float]:
-    """Cosine of each row of the float64 matrix `m` with `query`, in one matrix product (0 for
-    a zero vector)."""
+    """Cosine of each row of the float64 matrix `m` with `query` (0 for a zero vector). Each
+    row's dot product is its own reduction, so a document's score does not depend on the other
+    rows of its page (a BLAS matrix-vector product can differ in the last bit with them)."""
     q = vectors.as_array(query)
     norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(q))
-    dots = m @ q
+    dots = np.einsum("ij,j->i", m, q)
     safe = np.where(norms == 0.0, 1.0, norms)
     return np.where(norms == 0.0, 0.0, dots / safe).tolist()
 
@@ -128,10 +168,26 @@ class Layout:
         include_embeddings: bool,
         query: Sequence[float] | None,
         scored: bool = True,
+        seen: dict[str, Hit] | None = None,
     ) -> list[Hit]:
-        """Rows -> Hits. With embeddings read, the score is computed here in float64 from the
-        decoded vector; otherwise it is Cassandra's `similarity_cosine` ((1 + cos) / 2)
-        converted back to plain cosine (2s - 1)."""
+        """Rows -> Hits (`RowHit`s: each document is decoded when first used). With
+        embeddings read, the score is computed here in float64 from the vector; otherwise it
+        is Cassandra's `similarity_cosine` ((1 + cos) / 2) converted back to plain cosine
+        (2s - 1). With `seen` (id -> Hit, shared by queries that bind the same query vector
+        and read the same columns), a row whose id is in it gets that Hit again, and every
+        new Hit is added to it."""
+        if seen is not None:
+            out: list[Hit | None] = [seen.get(row[0]) for row in rows]
+            todo = [i for i, hit in enumerate(out) if hit is None]
+            fresh = self.hits(
+                rows if len(todo) == len(rows) else [rows[i] for i in todo],
+                include_embeddings=include_embeddings,
+                query=query,
+                scored=scored,
+            )
+            for i, hit in zip(todo, fresh, strict=True):
+                out[i] = seen[hit.id] = hit
+            return out  # type: ignore[return-value]
         nb = len(self.base_columns())
         scores: list[float | None] = [None] * len(rows)
         embs: list[Any] = [None] * len(rows)
@@ -139,18 +195,18 @@ class Layout:
             with_vec = [i for i, row in enumerate(rows) if row[nb] is not None]
             if with_vec:
                 # Raw bytes from `vectors.raw_result_vectors` (or the driver's lists): one
-                # matrix for the page, then each document's list with its row attached.
+                # matrix for the page; each document's embedding is made from its row.
                 m = vectors.as_matrix([rows[i][nb] for i in with_vec])
                 m.setflags(write=False)  # its rows are shared by the page's embeddings
-                for i, values, row in zip(with_vec, m.tolist(), m, strict=True):
-                    embs[i] = vectors.VectorList(values, row)
+                for i, row in zip(with_vec, m, strict=True):
+                    embs[i] = row
                 if query is not None and scored:
                     for i, c in zip(with_vec, _cosines(query, m), strict=True):
                         scores[i] = c
         elif scored and query is not None:
             scores = [None if row[nb] is None else 2.0 * float(row[nb]) - 1.0 for row in rows]
         return [
-            Hit(_doc(row[0], row[1], self.decode_metadata(row), emb), score)
+            RowHit(row, self, emb, score)
             for row, emb, score in zip(rows, embs, scores, strict=True)
         ]
 

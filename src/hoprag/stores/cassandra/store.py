@@ -177,7 +177,8 @@ class CassandraStore:
             so with replication a traversal that must survive a node's death reads complete
             data only where every replica got every write: use "ALL" for such loads.
         fast_vectors: install the numpy vector codec and read vector columns of the store's
-            own SELECTs as raw bytes (`vectors.py`; identical results).
+            own SELECTs as raw bytes (`vectors.py`; identical results). This gives the session
+            a protocol handler subclass that changes nothing for other statements.
         ann_overquery: every vector search (start search and metadata edge) asks Cassandra for
             `k * ann_overquery` rows (at most 1000) and keeps the `k` best. 1 (default) asks
             for `k`, as graph-retriever and LangChain do, so both see the same answers. 2 buys
@@ -356,6 +357,8 @@ class CassandraStore:
                 from hoprag.stores.cassandra.session import connect
 
                 self._session = connect(self._contact_points)
+            if self._fast_vectors:
+                vectors.enable_raw_results(self._session)
             try:
                 self._setup_schema()
             except HopragError:
@@ -589,6 +592,7 @@ class CassandraStore:
         k: int,
         include_embeddings: bool,
         operation: str,
+        seen: dict[str, Hit] | None = None,
     ) -> list[Hit]:
         query = self.layout.ann_query(len(conditions), include_embeddings)
         params: list[Any] = [] if include_embeddings else [qv]
@@ -596,7 +600,7 @@ class CassandraStore:
             params.extend(c)
         params.extend((qv, min(guards.MAX_K, k * self.ann_overquery)))
         rows = await self._read(query, params, operation)
-        hits = self.layout.hits(rows, include_embeddings=include_embeddings, query=qv)
+        hits = self.layout.hits(rows, include_embeddings=include_embeddings, query=qv, seen=seen)
         hits.sort(key=lambda h: h.score if h.score is not None else float("-inf"), reverse=True)
         return hits[:k]
 
@@ -648,7 +652,8 @@ class CassandraStore:
     ) -> list[list[Hit]]:
         """`aadjacent` for every edge of a hop, all queries in flight at once (bounded by
         `max_in_flight`); results in the order of `edges`. Inputs are checked for every edge
-        before any query is sent."""
+        before any query is sent. A document that several of the edges return is decoded
+        once, and those results share its Hit."""
         k = guards.check_k(k)
         conds = [self._conditions(filter, e) for e in edges]
         if not conds:
@@ -658,9 +663,12 @@ class CassandraStore:
         if k == 0:
             return [[] for _ in conds]
         results: list[list[Hit]] = [[] for _ in conds]
+        seen: dict[str, Hit] = {}
 
         async def one(i: int) -> None:
-            results[i] = await self._ann(qv, conds[i], k, include_embeddings, "adjacent query")
+            results[i] = await self._ann(
+                qv, conds[i], k, include_embeddings, "adjacent query", seen
+            )
 
         async with anyio.create_task_group() as tg:
             for i in range(len(conds)):
@@ -694,7 +702,7 @@ class CassandraStore:
             if conditions:
                 rows = [r for r in rows if self.layout.matches(r, conditions)]
             for hit in self.layout.hits(rows, include_embeddings=include_embeddings, query=qv):
-                found[hit.document.id] = hit
+                found[hit.id] = hit
 
         async with anyio.create_task_group() as tg:
             for chunk in chunks:

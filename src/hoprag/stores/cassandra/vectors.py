@@ -15,6 +15,13 @@ their float-vector columns over as the raw bytes, and `as_matrix` turns a page o
 float64 matrix with a single `np.frombuffer` (a 384-d vector: ~0.5 µs instead of ~13 µs to make
 the driver's list plus ~15 µs to turn that list back into an array). Only those statements'
 result types change; every other statement, ours or another library's, decodes as before.
+The driver decodes a response with the column types the server sends in it, and driver 3.30.1
+never asks the server to leave them out (it does not set the skip-metadata flag), so a
+statement's own result types alone are never used. `enable_raw_results(session)` therefore
+gives the session a protocol handler (`raw_results_handler`) that, for a statement whose
+result types `raw_result_vectors` changed, decodes those vector columns with the raw type
+when the response's column is the same float vector; every other column and statement keeps
+the response's types.
 
 `install()` replaces `VectorType.deserialize` / `serialize` with versions that handle
 fixed-size float vectors with numpy and produce exactly what the driver produces (a `list` of
@@ -28,6 +35,7 @@ restores the driver's methods.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -105,17 +113,105 @@ def _raw_type(cqltype: Any) -> Any:
         raw = _raw_types.get(cqltype)
         if raw is None:
             raw = type(
-                f"Raw{cqltype.__name__}", (cqltype,), {"deserialize": classmethod(_raw_deserialize)}
+                f"Raw{cqltype.__name__}",
+                (cqltype,),
+                {"deserialize": classmethod(_raw_deserialize), "hoprag_raw": True},
             )
             _raw_types[cqltype] = raw
         return raw
 
 
+def _is_raw(cqltype: Any) -> bool:
+    return getattr(cqltype, "hoprag_raw", False) is True
+
+
+def _same_float_vector(cqltype: Any, raw: Any) -> bool:
+    from cassandra.cqltypes import VectorType
+
+    return (
+        isinstance(cqltype, type)
+        and issubclass(cqltype, VectorType)
+        and _is_float(cqltype.subtype)
+        and cqltype.vector_size == raw.vector_size
+    )
+
+
+def with_raw_vectors(sent: list[Any], prepared: Sequence[Any]) -> list[Any]:
+    """The column metadata `sent` by the server, with the raw type of `prepared` (a statement's
+    result metadata after `raw_result_vectors`) for each column that has the same name and is
+    the same float vector in both; other columns keep the sent types. Columns that do not
+    line up (another column count, a renamed column) leave `sent` as it is."""
+    if len(sent) != len(prepared):
+        return sent
+    out = list(sent)
+    for i, (col, mine) in enumerate(zip(sent, prepared, strict=True)):
+        if _is_raw(mine[3]) and col[2] == mine[2] and _same_float_vector(col[3], mine[3]):
+            out[i] = (*col[:3], mine[3])
+    return out
+
+
+RESULT_OPCODE = 0x08
+
+
+def raw_results_handler(handler: Any) -> Any:
+    """A subclass of the driver protocol handler class `handler` whose row results decode the
+    columns made raw by `raw_result_vectors` as raw bytes (see `with_raw_vectors`). Results
+    of any other statement decode exactly as with `handler`."""
+    if getattr(handler, "hoprag_raw_results", False):
+        return handler
+    base = handler.message_types_by_opcode[RESULT_OPCODE]
+
+    class RawVectorResultMessage(base):  # type: ignore[valid-type,misc]
+        prepared_raw: Any = None
+
+        def recv_results_rows(
+            self,
+            f: Any,
+            protocol_version: int,
+            user_type_map: Any,
+            result_metadata: Any,
+            *rest: Any,
+        ) -> Any:
+            if result_metadata and any(_is_raw(col[3]) for col in result_metadata):
+                self.prepared_raw = result_metadata
+            return super().recv_results_rows(
+                f, protocol_version, user_type_map, result_metadata, *rest
+            )
+
+        def recv_results_metadata(self, f: Any, user_type_map: Any) -> None:
+            super().recv_results_metadata(f, user_type_map)
+            if self.prepared_raw is not None and self.column_metadata:
+                self.column_metadata = with_raw_vectors(self.column_metadata, self.prepared_raw)
+
+    opcodes = dict(handler.message_types_by_opcode)
+    opcodes[RESULT_OPCODE] = RawVectorResultMessage
+    return type(
+        f"RawVectors{handler.__name__}",
+        (handler,),
+        {"message_types_by_opcode": opcodes, "hoprag_raw_results": True},
+    )
+
+
+def enable_raw_results(session: Any) -> None:
+    """Give `session` the `raw_results_handler` of its protocol handler (idempotent), so that
+    the statements passed through `raw_result_vectors` get their vectors as raw bytes. The
+    session's other statements decode as before. A session without a driver protocol
+    handler is left alone (its vectors then arrive as lists, which `as_matrix` also takes)."""
+    with _lock:
+        handler = getattr(session, "client_protocol_handler", None)
+        opcodes = getattr(handler, "message_types_by_opcode", None)
+        if not isinstance(opcodes, dict) or RESULT_OPCODE not in opcodes:
+            return
+        if not getattr(handler, "hoprag_raw_results", False):
+            session.client_protocol_handler = raw_results_handler(handler)
+
+
 def raw_result_vectors(stmt: Any) -> None:
     """Make the driver return the float-vector columns of prepared statement `stmt`'s results
-    as raw big-endian bytes (see `as_matrix`). Its other columns are unchanged. Should the
-    server send new result metadata (after a schema change) the driver replaces these types
-    with its own, and the columns decode to lists again; `as_matrix` takes either."""
+    as raw big-endian bytes (see `as_matrix`), on a session with `enable_raw_results`. Its
+    other columns are unchanged. Should a column no longer be the same float vector (after a
+    schema change) it decodes with the server's type again, to a list; `as_matrix` takes
+    either."""
     from cassandra.cqltypes import VectorType
 
     meta = getattr(stmt, "result_metadata", None)
