@@ -307,6 +307,7 @@ def test_layout_hits_decode_a_document_only_when_it_is_used() -> None:
     assert good.document is doc  # decoded once
     plain = pickle.loads(pickle.dumps(good))
     assert type(plain) is Hit and plain == Hit(doc, good.score)
+    assert good == plain and plain == good and good != Hit(doc, 0.5)
 
 
 def test_a_rows_cosine_does_not_depend_on_the_other_rows_of_its_page() -> None:

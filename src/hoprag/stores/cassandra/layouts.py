@@ -81,6 +81,14 @@ class RowHit(Hit):
     def __reduce__(self) -> tuple[Any, ...]:
         return (Hit, (self.document, self.score))  # pickles as the plain Hit it stands for
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any Hit (plain or lazy) with an equal document and score."""
+        if isinstance(other, Hit):
+            return (self.document, self.score) == (other.document, other.score)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like Hit: its Document is mutable
+
 
 def _cosines(query: Sequence[float], m: np.ndarray) -> list[float]:
     """Cosine of each row of the float64 matrix `m` with `query` (0 for a zero vector). Each
