@@ -269,25 +269,6 @@ def test_raw_results_handler_swaps_only_the_result_message_and_is_applied_once()
     assert ProtocolHandler.message_types_by_opcode is base  # the driver's class is untouched
 
 
-def test_layout_hits_decode_a_row_seen_before_once_and_give_the_same_hits() -> None:
-    layout = HopragLayout("ks", "t")
-    q = [1.0, 0.0, 0.0]
-    vecs = {f"d{i}": [1.0, float(i), 0.5] for i in range(4)}
-
-    def row(i: int, with_vector: bool) -> tuple[Any, ...]:
-        last = np.asarray(vecs[f"d{i}"], ">f4").tobytes() if with_vector else 0.75 - i / 10
-        return (f"d{i}", f"text {i}", json.dumps({"n": i}), last)
-
-    for inc in (True, False):
-        pages = [[row(0, inc), row(1, inc)], [row(1, inc), row(2, inc), row(0, inc)]]
-        seen: dict[str, Any] = {}
-        shared = [layout.hits(p, include_embeddings=inc, query=q, seen=seen) for p in pages]
-        alone = [layout.hits(p, include_embeddings=inc, query=q) for p in pages]
-        assert shared == alone
-        assert shared[1][0] is shared[0][1] and shared[1][2] is shared[0][0]
-        assert sorted(seen) == ["d0", "d1", "d2"] and seen["d2"] is shared[1][1]
-
-
 def test_layout_hits_decode_a_document_only_when_it_is_used() -> None:
     layout = HopragLayout("ks", "t")
     vec = np.asarray([0.6, 0.8, 0.0], ">f4").tobytes()

@@ -176,26 +176,11 @@ class Layout:
         include_embeddings: bool,
         query: Sequence[float] | None,
         scored: bool = True,
-        seen: dict[str, Hit] | None = None,
     ) -> list[Hit]:
         """Rows -> Hits (`RowHit`s: each document is decoded when first used). With
         embeddings read, the score is computed here in float64 from the vector; otherwise it
         is Cassandra's `similarity_cosine` ((1 + cos) / 2) converted back to plain cosine
-        (2s - 1). With `seen` (id -> Hit, shared by queries that bind the same query vector
-        and read the same columns), a row whose id is in it gets that Hit again, and every
-        new Hit is added to it."""
-        if seen is not None:
-            out: list[Hit | None] = [seen.get(row[0]) for row in rows]
-            todo = [i for i, hit in enumerate(out) if hit is None]
-            fresh = self.hits(
-                rows if len(todo) == len(rows) else [rows[i] for i in todo],
-                include_embeddings=include_embeddings,
-                query=query,
-                scored=scored,
-            )
-            for i, hit in zip(todo, fresh, strict=True):
-                out[i] = seen[hit.id] = hit
-            return out  # type: ignore[return-value]
+        (2s - 1)."""
         nb = len(self.base_columns())
         scores: list[float | None] = [None] * len(rows)
         embs: list[Any] = [None] * len(rows)

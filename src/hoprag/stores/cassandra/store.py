@@ -592,7 +592,6 @@ class CassandraStore:
         k: int,
         include_embeddings: bool,
         operation: str,
-        seen: dict[str, Hit] | None = None,
     ) -> list[Hit]:
         query = self.layout.ann_query(len(conditions), include_embeddings)
         params: list[Any] = [] if include_embeddings else [qv]
@@ -600,7 +599,7 @@ class CassandraStore:
             params.extend(c)
         params.extend((qv, min(guards.MAX_K, k * self.ann_overquery)))
         rows = await self._read(query, params, operation)
-        hits = self.layout.hits(rows, include_embeddings=include_embeddings, query=qv, seen=seen)
+        hits = self.layout.hits(rows, include_embeddings=include_embeddings, query=qv)
         hits.sort(key=lambda h: h.score if h.score is not None else float("-inf"), reverse=True)
         return hits[:k]
 
@@ -652,8 +651,7 @@ class CassandraStore:
     ) -> list[list[Hit]]:
         """`aadjacent` for every edge of a hop, all queries in flight at once (bounded by
         `max_in_flight`); results in the order of `edges`. Inputs are checked for every edge
-        before any query is sent. A document that several of the edges return is decoded
-        once, and those results share its Hit."""
+        before any query is sent."""
         k = guards.check_k(k)
         conds = [self._conditions(filter, e) for e in edges]
         if not conds:
@@ -663,12 +661,9 @@ class CassandraStore:
         if k == 0:
             return [[] for _ in conds]
         results: list[list[Hit]] = [[] for _ in conds]
-        seen: dict[str, Hit] = {}
 
         async def one(i: int) -> None:
-            results[i] = await self._ann(
-                qv, conds[i], k, include_embeddings, "adjacent query", seen
-            )
+            results[i] = await self._ann(qv, conds[i], k, include_embeddings, "adjacent query")
 
         async with anyio.create_task_group() as tg:
             for i in range(len(conds)):
