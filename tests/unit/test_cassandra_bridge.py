@@ -42,6 +42,7 @@ class FakeResponseFuture:
         self.cleared = False
         self.fetches = 0
         self.threads: set[str] = set()
+        self.answered = False
 
     def add_callbacks(self, ok: Callable[..., None], err: Callable[..., None]) -> None:
         self.callbacks.append((ok, err))
@@ -51,6 +52,7 @@ class FakeResponseFuture:
         def fire() -> None:
             time.sleep(self.delay)
             self.threads.add(threading.current_thread().name)
+            self.answered = True
             for ok, err in list(self.callbacks):
                 if self.error is not None:
                     err(self.error)
@@ -465,3 +467,121 @@ async def test_a_closed_store_refuses_work() -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         await store.asearch([1.0, 0, 0, 0], k=1)
+
+
+# --- a burst of queries (aadjacent_many, aget): no task per query, bounded, all or nothing ------
+
+
+class BurstSession(FakeAstraSession):
+    """Answers each edge query `t=<v>` with one row for document `d<v>`, after `delay`; the
+    values in `fail` fail with the given error (each once if `once`)."""
+
+    def __init__(self, delay: float, fail: dict[int, Exception] | None = None, once: bool = True):
+        super().__init__()
+        self.delay = delay
+        self.fail = dict(fail or {})
+        self.once = once
+        self.futures: list[FakeResponseFuture] = []
+        self.peak = 0  # most queries issued and not yet answered at once
+
+    def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
+        self.peak = max(self.peak, 1 + sum(not f.answered for f in self.futures))
+        v = int(params[1].split("=")[1])
+        error = self.fail.pop(v) if self.once and v in self.fail else self.fail.get(v)
+        row = (f"d{v}", f"doc {v}", json.dumps({"t": v}), 0.75)
+        rf = FakeResponseFuture([[row]], delay=self.delay, error=error)
+        self.futures.append(rf)
+        return rf
+
+
+def _burst_store(session: BurstSession, max_in_flight: int) -> CassandraStore:
+    return CassandraStore(
+        HashEmbedding(4),
+        keyspace="ks",
+        table="t",
+        session=session,
+        dimension=4,
+        max_in_flight=max_in_flight,
+        create_keyspace=False,
+        wait_indexes=False,
+    )
+
+
+async def test_a_burst_larger_than_max_in_flight_keeps_the_bound_and_the_order() -> None:
+    session = BurstSession(delay=0.01)
+    store = _burst_store(session, max_in_flight=3)
+    edges = [MetadataEdge("t", v) for v in range(10)]
+    got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(10)]
+    assert session.peak == 3  # all the bound allows, and never more
+    assert store.in_flight == 0
+    store.close()
+
+
+async def test_a_transient_failure_in_a_burst_is_retried_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cassandra import OperationTimedOut
+
+    from hoprag.stores.cassandra import store as store_module
+
+    monkeypatch.setattr(store_module, "READ_RETRY_DELAY", 0.001)
+    session = BurstSession(delay=0.005, fail={4: OperationTimedOut("slow")})
+    store = _burst_store(session, max_in_flight=8)
+    edges = [MetadataEdge("t", v) for v in range(6)]
+    got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(6)]
+    assert len(session.futures) == 7  # edge 4 twice
+    assert store.in_flight == 0
+    store.close()
+
+
+async def test_a_failure_in_a_burst_cancels_the_rest_and_frees_every_slot() -> None:
+    from cassandra import InvalidRequest
+
+    session = BurstSession(delay=0.05, fail={0: InvalidRequest("bad query")}, once=False)
+    store = _burst_store(session, max_in_flight=4)
+    edges = [MetadataEdge("t", v) for v in range(6)]
+    with pytest.raises(InvalidInputError, match="bad query"):
+        await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert store.in_flight == 0
+    assert len(session.futures) == 4  # the rest were never sent
+    assert all(f.cleared for f in session.futures[1:])  # their answers are dropped
+    store.close()
+
+
+async def test_a_cancelled_burst_frees_every_slot_and_drops_the_answers() -> None:
+    session = BurstSession(delay=0.2)
+    store = _burst_store(session, max_in_flight=4)
+    edges = [MetadataEdge("t", v) for v in range(6)]
+    task = asyncio.create_task(
+        store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    )
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert store.in_flight == 0
+    assert len(session.futures) == 4 and all(f.cleared for f in session.futures)
+    store.close()
+
+
+async def test_aget_reads_its_chunks_as_one_burst() -> None:
+    session = FakeAstraSession()
+    store = CassandraStore(
+        HashEmbedding(4),
+        keyspace="ks",
+        table="t",
+        session=session,
+        dimension=4,
+        create_keyspace=False,
+        wait_indexes=False,
+    )
+    session.rows = [("a", "alpha", "{}", 0.75)]
+    ids = [f"x{i}" for i in range(250)]  # three chunks of at most 100
+    hits = await store.aget([*ids, "a"], embedding=[1.0, 0, 0, 0], include_embeddings=False)
+    assert [h.id for h in hits] == ["a"]
+    chunks = [params[1] for query, params, kw in session.bound if "IN" in query]
+    assert [len(c) for c in chunks] == [100, 100, 51]
+    assert store.in_flight == 0
+    store.close()

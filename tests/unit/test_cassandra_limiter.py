@@ -134,3 +134,17 @@ def test_a_release_from_another_thread_wakes_the_waiting_loop() -> None:
     waited = asyncio.run(hold_then_wait())
     assert got.is_set() and 0.03 < waited < 5
     assert limiter.in_use == 0
+
+
+async def test_try_acquire_takes_a_free_slot_and_never_jumps_the_queue() -> None:
+    limiter = SharedLimiter(1)
+    assert limiter.try_acquire() and limiter.in_use == 1
+    assert not limiter.try_acquire()  # full
+    waiter = asyncio.create_task(limiter.acquire())
+    await asyncio.sleep(0.01)
+    assert limiter.waiting == 1
+    limiter.release()  # handed to the waiter, not back to the pool
+    assert not limiter.try_acquire()
+    await waiter
+    limiter.release()
+    assert limiter.in_use == 0 and limiter.try_acquire()

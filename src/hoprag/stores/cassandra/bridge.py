@@ -1,7 +1,8 @@
 """The bridge between the Cassandra driver's callback world and asyncio.
 
 The driver (LibevConnection) answers on its own IO thread through `ResponseFuture` callbacks.
-`execute` turns one statement into an awaitable list of rows:
+`submit` hands one statement to the driver and returns a `Request` whose `rows()` awaits its
+rows (`execute` does both):
 
 * callbacks are attached with `ResponseFuture.add_callbacks`; each one hops to the event loop with
   `loop.call_soon_threadsafe` and sets the asyncio future only if it is not already done, so a
@@ -54,6 +55,72 @@ class _Pages:
             fut.set_result(rows)
 
 
+class Request:
+    """One statement handed to the driver; `rows()` awaits its pages. Made by `submit`."""
+
+    __slots__ = ("_loop", "_max_rows", "_pages", "_rf")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, rf: Any, max_rows: int | None) -> None:
+        self._loop = loop
+        self._rf = rf
+        self._max_rows = max_rows
+        self._pages = _Pages(loop)
+        rf.add_callbacks(self._pages.on_rows, self._pages.on_error)
+
+    async def rows(self) -> list[Any]:
+        """All the rows (every page, or the first `max_rows`). Cancelling the wait abandons
+        the request (see `cancel`)."""
+        rf, pages, max_rows = self._rf, self._pages, self._max_rows
+        rows: list[Any] = []
+        try:
+            while True:
+                page = await pages.current
+                if page:
+                    rows.extend(page)
+                if max_rows is not None and len(rows) >= max_rows:
+                    return rows[:max_rows]
+                if not rf.has_more_pages:
+                    return rows
+                pages.current = self._loop.create_future()
+                rf.start_fetching_next_page()
+        except asyncio.CancelledError:
+            self.cancel()
+            raise
+
+    def cancel(self) -> None:
+        """Abandon the request: its answer (or error) is dropped and no further page is
+        requested. The server still runs a request it has received."""
+        self._rf.clear_callbacks()
+        fut = self._pages.current
+        if fut.done():
+            if not fut.cancelled():
+                fut.exception()  # mark an unread error as seen: nobody will await it
+        else:
+            fut.cancel()
+
+
+def submit(
+    session: Any,
+    statement: Any,
+    parameters: Sequence[Any] | None = None,
+    *,
+    execution_profile: Any = None,
+    request_timeout: float | None = None,
+    max_rows: int | None = None,
+) -> Request:
+    """Send `statement` with `parameters` now, without waiting: the caller awaits
+    `Request.rows()` later (or calls `cancel()`). Several requests sent this way are in flight
+    together without a task each. `request_timeout` is the driver's per-request timeout
+    (default: the execution profile's). Must be called on the event loop's thread."""
+    loop = asyncio.get_running_loop()
+    kwargs: dict[str, Any] = {}
+    if execution_profile is not None:
+        kwargs["execution_profile"] = execution_profile
+    if request_timeout is not None:
+        kwargs["timeout"] = request_timeout
+    return Request(loop, session.execute_async(statement, parameters, **kwargs), max_rows)
+
+
 async def execute(
     session: Any,
     statement: Any,
@@ -64,34 +131,17 @@ async def execute(
     max_rows: int | None = None,
 ) -> list[Any]:
     """Run `statement` with `parameters` and return all its rows (every page, or the first
-    `max_rows`), without blocking the event loop. `request_timeout` is the driver's per-request
-    timeout (default: the execution profile's). Driver exceptions propagate unchanged
+    `max_rows`), without blocking the event loop. Driver exceptions propagate unchanged
     (translate them with `hoprag.stores.cassandra.errors.translate`)."""
-    loop = asyncio.get_running_loop()
-    kwargs: dict[str, Any] = {}
-    if execution_profile is not None:
-        kwargs["execution_profile"] = execution_profile
-    if request_timeout is not None:
-        kwargs["timeout"] = request_timeout
-    rf = session.execute_async(statement, parameters, **kwargs)
-    pages = _Pages(loop)
-    rf.add_callbacks(pages.on_rows, pages.on_error)
-    rows: list[Any] = []
-    try:
-        while True:
-            page = await pages.current
-            if page:
-                rows.extend(page)
-            if max_rows is not None and len(rows) >= max_rows:
-                return rows[:max_rows]
-            if not rf.has_more_pages:
-                return rows
-            pages.current = loop.create_future()
-            rf.start_fetching_next_page()
-    except asyncio.CancelledError:
-        rf.clear_callbacks()
-        pages.current.cancel()
-        raise
+    request = submit(
+        session,
+        statement,
+        parameters,
+        execution_profile=execution_profile,
+        request_timeout=request_timeout,
+        max_rows=max_rows,
+    )
+    return await request.rows()
 
 
 class PreparedCache:

@@ -45,6 +45,14 @@ class SharedLimiter:
         """Callers waiting for a slot."""
         return len(self._waiters)
 
+    def try_acquire(self) -> bool:
+        """Take a slot if one is free and nobody is waiting; never waits."""
+        with self._lock:
+            if self._used < self._limit and not self._waiters:
+                self._used += 1
+                return True
+        return False
+
     async def acquire(self) -> None:
         """Wait for a slot (FIFO across loops)."""
         loop = asyncio.get_running_loop()
