@@ -10,7 +10,15 @@ import asyncio
 import concurrent.futures
 import functools
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from types import TracebackType
 from typing import Any
 
@@ -123,8 +131,17 @@ class _Run:
         )
 
     async def _limited(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        async with self.limiter:
+        """`fn(...)` within the traversal's `max_concurrency` store calls. A free slot is
+        taken without a checkpoint: the store call that follows yields anyway."""
+        limiter = self.limiter
+        try:
+            limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await limiter.acquire()
+        try:
             return await fn(*args, **kwargs)
+        finally:
+            limiter.release()
 
     async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
         results: dict[str, list[Hit]] = {"search": [], "roots": []}
@@ -255,17 +272,22 @@ class _Run:
             )
 
         batched = getattr(self.store, "aadjacent_many", None) is not None
-        async with anyio.create_task_group() as tg:
-            if meta:
-                hop.queries["adjacent"] += len(meta)
-                if batched:
-                    tg.start_soon(many)
-                else:
-                    for i in range(len(meta)):
-                        tg.start_soon(one, i)
-            if ids:
-                hop.queries["get"] += 1
-                tg.start_soon(get)
+        calls: list[Callable[[], Awaitable[None]]] = []
+        if meta:
+            hop.queries["adjacent"] += len(meta)
+            if batched:
+                calls.append(many)
+            else:
+                calls.extend(functools.partial(one, i) for i in range(len(meta)))
+        if ids:
+            hop.queries["get"] += 1
+            calls.append(get)
+        if len(calls) == 1:  # one store call: no task group to set up
+            await calls[0]()
+        elif calls:
+            async with anyio.create_task_group() as tg:
+                for call in calls:
+                    tg.start_soon(call)
 
         results: dict[Edge, list[Hit]] = dict(cached)
         results.update(zip(meta, meta_results, strict=True))
@@ -313,8 +335,15 @@ class _Run:
             doc = hit.document  # decoded only now, for a new node
             self.discovered.add(doc.id)
             edges = self.edge_fn(doc)
+            incoming = edges.incoming
+            # The followed edges that lead here: look up whichever side is smaller (a hub
+            # document can have thousands of incoming edges).
+            if len(followed) < len(incoming):
+                leading: Iterable[Edge] = [e for e in followed if e in incoming]
+            else:
+                leading = incoming
             best: tuple[int, int, Edge] | None = None
-            for edge in (*via, *edges.incoming):
+            for edge in (*via, *leading):
                 f = followed.get(edge)
                 if f is not None and (best is None or (f.depth, f.order) < best[:2]):
                     best = (f.depth, f.order, edge)
