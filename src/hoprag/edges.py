@@ -76,9 +76,6 @@ def _json_default(obj: Any) -> Any:
     return str(obj)
 
 
-_setattr = object.__setattr__
-
-
 class Edge:
     """Base of the hashable edge types; an edge names the documents it leads to."""
 
@@ -94,6 +91,7 @@ class MetadataEdge(Edge):
     incoming_field: str
     value: Any
     _key: Any = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.incoming_field, str) or not self.incoming_field:
@@ -101,18 +99,21 @@ class MetadataEdge(Edge):
                 f"MetadataEdge field must be a non-empty string, got {self.incoming_field!r}"
             )
         value = _freeze(self.value)
+        key = (self.incoming_field, value_key(value))
         object.__setattr__(self, "value", value)
-        object.__setattr__(self, "_key", (self.incoming_field, value_key(value)))
+        object.__setattr__(self, "_key", key)
+        object.__setattr__(self, "_hash", hash(key))
 
     @classmethod
     def _trusted(cls, incoming_field: str, value: Any) -> MetadataEdge:
         """An edge from a field name that is already valid and a scalar value, without the
-        checks (the edge function's hot path)."""
-        edge = object.__new__(cls)
-        _setattr(edge, "incoming_field", incoming_field)
-        _setattr(edge, "value", value)
-        key = ("s", value) if type(value) is str else value_key(value)
-        _setattr(edge, "_key", (incoming_field, key))
+        checks (the edge function's hot path: the slots are set through their descriptors)."""
+        edge = _new(cls)
+        _set_field(edge, incoming_field)
+        _set_value(edge, value)
+        key = (incoming_field, ("s", value) if type(value) is str else value_key(value))
+        _set_key(edge, key)
+        _set_hash(edge, hash(key))
         return edge
 
     def __eq__(self, other: object) -> bool:
@@ -121,7 +122,12 @@ class MetadataEdge(Edge):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._key)
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt through the constructor, so that the cached hash is recomputed: string
+        # hashes differ between processes.
+        return (type(self), (self.incoming_field, self.value))
 
     def __repr__(self) -> str:
         return f"MetadataEdge({self.incoming_field!r}, {self.value!r})"
@@ -146,13 +152,23 @@ class IdEdge(Edge):
     def _trusted(cls, id: str) -> IdEdge:
         """An edge to a string id, without the dataclass constructor (the edge function's hot
         path)."""
-        edge = object.__new__(cls)
-        _setattr(edge, "id", id)
+        edge = _new(cls)
+        _set_id(edge, id)
         return edge
 
     def describe(self) -> str:
         """Short human form, e.g. `$id=bobcat`."""
         return f"$id={self.id}"
+
+
+# Slot setters of the frozen edge types, for the edge functions' hot path (a direct descriptor
+# call costs about half of `object.__setattr__`, which looks the attribute up first).
+_new = object.__new__
+_set_field = MetadataEdge.incoming_field.__set__  # type: ignore[attr-defined]
+_set_value = MetadataEdge.value.__set__  # type: ignore[attr-defined]
+_set_key = MetadataEdge._key.__set__  # type: ignore[attr-defined]
+_set_hash = MetadataEdge._hash.__set__  # type: ignore[attr-defined]
+_set_id = IdEdge.id.__set__  # type: ignore[attr-defined]
 
 
 def edge_sort_key(edge: Edge) -> tuple[int, str, str]:

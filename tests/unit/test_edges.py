@@ -180,3 +180,32 @@ def test_shared_fields_and_symmetric_specs_give_the_reference_edges(
     it between specs; the edges are exactly those of the rules applied spec by spec."""
     doc = Document("d1", "text", {"a": a, "b": b, "n": {"c": c}})
     assert MetadataEdgeFunction(specs)(doc) == _reference_edges(doc, specs)
+
+
+def test_a_pickled_edge_meets_its_equal_in_another_process() -> None:
+    """Edges cache their hash; string hashes differ between processes, so a pickled edge must
+    rebuild it where it is loaded."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+
+    edges = [MetadataEdge("keywords", "bobcat"), MetadataEdge("n", 1), IdEdge("x")]
+    assert pickle.loads(pickle.dumps(edges)) == edges
+    code = (
+        "import pickle, sys\n"
+        "from hoprag import IdEdge, MetadataEdge\n"
+        "edges = pickle.loads(sys.stdin.buffer.read())\n"
+        "want = {MetadataEdge('keywords', 'bobcat'), MetadataEdge('n', 1.0), IdEdge('x')}\n"
+        "assert set(edges) == want, edges\n"
+        "assert all(e in want for e in edges)\n"
+    )
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            input=pickle.dumps(edges),
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr.decode()
