@@ -476,11 +476,18 @@ class BurstSession(FakeAstraSession):
     """Answers each edge query `t=<v>` with one row for document `d<v>`, after `delay`; the
     values in `fail` fail with the given error (each once if `once`)."""
 
-    def __init__(self, delay: float, fail: dict[int, Exception] | None = None, once: bool = True):
+    def __init__(
+        self,
+        delay: float,
+        fail: dict[int, Exception] | None = None,
+        once: bool = True,
+        at_submit: bool = False,
+    ):
         super().__init__()
         self.delay = delay
         self.fail = dict(fail or {})
         self.once = once
+        self.at_submit = at_submit  # raise from execute_async itself instead of answering
         self.futures: list[FakeResponseFuture] = []
         self.peak = 0  # most queries issued and not yet answered at once
 
@@ -488,13 +495,16 @@ class BurstSession(FakeAstraSession):
         self.peak = max(self.peak, 1 + sum(not f.answered for f in self.futures))
         v = int(params[1].split("=")[1])
         error = self.fail.pop(v) if self.once and v in self.fail else self.fail.get(v)
+        if error is not None and self.at_submit:
+            raise error
         row = (f"d{v}", f"doc {v}", json.dumps({"t": v}), 0.75)
         rf = FakeResponseFuture([[row]], delay=self.delay, error=error)
         self.futures.append(rf)
         return rf
 
 
-def _burst_store(session: BurstSession, max_in_flight: int) -> CassandraStore:
+def _burst_store(session: FakeAstraSession, max_in_flight: int = 128) -> CassandraStore:
+    """A store over a fake session, set up without polling for indexes."""
     return CassandraStore(
         HashEmbedding(4),
         keyspace="ks",
@@ -518,21 +528,35 @@ async def test_a_burst_larger_than_max_in_flight_keeps_the_bound_and_the_order()
     store.close()
 
 
+@pytest.mark.parametrize("at_submit", [False, True], ids=["in_the_answer", "at_submit"])
 async def test_a_transient_failure_in_a_burst_is_retried_alone(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, at_submit: bool
 ) -> None:
     from cassandra import OperationTimedOut
 
     from hoprag.stores.cassandra import store as store_module
 
     monkeypatch.setattr(store_module, "READ_RETRY_DELAY", 0.001)
-    session = BurstSession(delay=0.005, fail={4: OperationTimedOut("slow")})
+    session = BurstSession(delay=0.005, fail={4: OperationTimedOut("slow")}, at_submit=at_submit)
     store = _burst_store(session, max_in_flight=8)
     edges = [MetadataEdge("t", v) for v in range(6)]
     got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
     assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(6)]
-    assert len(session.futures) == 7  # edge 4 twice
+    assert len(session.futures) == (6 if at_submit else 7)  # edge 4 answered once or twice
     assert store.in_flight == 0
+    store.close()
+
+
+async def test_a_query_the_driver_refuses_at_once_fails_the_burst_cleanly() -> None:
+    from cassandra import InvalidRequest
+
+    session = BurstSession(delay=0.05, fail={2: InvalidRequest("refused")}, at_submit=True)
+    store = _burst_store(session, max_in_flight=8)
+    edges = [MetadataEdge("t", v) for v in range(5)]
+    with pytest.raises(InvalidInputError, match="refused"):
+        await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert store.in_flight == 0
+    assert all(f.cleared for f in session.futures[2:])  # sent after it: answers dropped
     store.close()
 
 
@@ -568,15 +592,7 @@ async def test_a_cancelled_burst_frees_every_slot_and_drops_the_answers() -> Non
 
 async def test_aget_reads_its_chunks_as_one_burst() -> None:
     session = FakeAstraSession()
-    store = CassandraStore(
-        HashEmbedding(4),
-        keyspace="ks",
-        table="t",
-        session=session,
-        dimension=4,
-        create_keyspace=False,
-        wait_indexes=False,
-    )
+    store = _burst_store(session)
     session.rows = [("a", "alpha", "{}", 0.75)]
     ids = [f"x{i}" for i in range(250)]  # three chunks of at most 100
     hits = await store.aget([*ids, "a"], embedding=[1.0, 0, 0, 0], include_embeddings=False)

@@ -99,6 +99,22 @@ class Request:
             fut.cancel()
 
 
+class Failed:
+    """A request the driver refused at once (`execute_async` raised): `rows()` raises that
+    error, so a burst handles it like any other failed answer."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def rows(self) -> list[Any]:
+        raise self.error
+
+    def cancel(self) -> None:
+        """Nothing was sent."""
+
+
 def submit(
     session: Any,
     statement: Any,

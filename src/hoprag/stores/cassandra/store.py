@@ -566,7 +566,7 @@ class CassandraStore:
         limiter = self._limiter
         stmts = [await self._prepared.get(query) for query, _ in calls]
         out: list[Any] = [None] * len(calls)
-        sent: deque[tuple[int, bridge.Request]] = deque()
+        sent: deque[tuple[int, bridge.Request | bridge.Failed]] = deque()
 
         async def collect() -> None:
             i, request = sent.popleft()
@@ -602,6 +602,7 @@ class CassandraStore:
                     else:
                         await limiter.acquire()
                         break
+                request: bridge.Request | bridge.Failed
                 try:
                     request = bridge.submit(
                         self._session,
@@ -610,10 +611,10 @@ class CassandraStore:
                         execution_profile=self._profile,
                         request_timeout=self._request_timeout,
                     )
-                except BaseException as exc:
+                except Exception as exc:  # refused at once: collected (and retried) in turn
+                    request = bridge.Failed(exc)
+                except BaseException:
                     limiter.release()
-                    if isinstance(exc, Exception) and not isinstance(exc, HopragError):
-                        raise translate(exc, f"{operation} on {self.layout.fq}") from exc
                     raise
                 sent.append((i, request))
             while sent:
