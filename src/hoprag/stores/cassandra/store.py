@@ -545,23 +545,17 @@ class CassandraStore:
         raise AssertionError("unreachable")
 
     async def _read(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
-        """A read, retried after a transient failure (see `_is_transient_read_error`), so a
-        traversal survives a node dying mid-stream; reads are idempotent."""
-        return await self._retried(
-            query,
-            params,
-            operation,
-            retries=READ_RETRIES,
-            delay=READ_RETRY_DELAY,
-            retry_on=_is_transient_read_error,
-        )
+        """One read: a burst of one (see `_reads`)."""
+        return (await self._reads([(query, params)], operation))[0]
 
     async def _reads(self, calls: Sequence[tuple[str, Sequence[Any]]], operation: str) -> list[Any]:
         """The rows of every read in `calls` (query text, parameters), in order, with all of
         them in flight at once: each is handed to the driver at once, within the store's
         `max_in_flight` (when it is full, the burst first collects its own oldest answers),
-        and no task is spawned per query. A read that fails transiently is tried again alone,
-        as `_read` would; any other failure cancels the rest of the burst."""
+        and no task is spawned per query. A read that fails transiently (see
+        `_is_transient_read_error`) is tried again alone, up to `READ_RETRIES` more times with
+        a doubling delay, so a traversal survives a node dying mid-stream (reads are
+        idempotent); any other failure cancels the rest of the burst."""
         assert self._prepared is not None
         limiter = self._limiter
         stmts = [await self._prepared.get(query) for query, _ in calls]
