@@ -101,7 +101,7 @@ async def test_all_pages_are_collected_without_blocking_the_loop() -> None:
             await asyncio.sleep(0.005)
 
     t = asyncio.create_task(ticker())
-    rows = await bridge.execute(session, "stmt", (1,), request_timeout=3.0)
+    rows = await bridge.submit(session, "stmt", (1,), request_timeout=3.0).rows()
     t.cancel()
     assert rows == [1, 2, 3, 4, 5]
     assert session.last is not None and session.last.fetches == 2
@@ -112,14 +112,14 @@ async def test_all_pages_are_collected_without_blocking_the_loop() -> None:
 
 async def test_max_rows_stops_paging() -> None:
     session = FakeSession(lambda: FakeResponseFuture([[1, 2], [3], [4]]))
-    assert await bridge.execute(session, "s", None, max_rows=2) == [1, 2]
+    assert await bridge.submit(session, "s", None, max_rows=2).rows() == [1, 2]
     assert session.last is not None and session.last.fetches == 0
 
 
 async def test_errors_propagate() -> None:
     session = FakeSession(lambda: FakeResponseFuture([[]], error=RuntimeError("server said no")))
     with pytest.raises(RuntimeError, match="server said no"):
-        await bridge.execute(session, "s", None)
+        await bridge.submit(session, "s", None).rows()
 
 
 async def test_cancellation_is_safe_and_clears_callbacks() -> None:
@@ -128,7 +128,7 @@ async def test_cancellation_is_safe_and_clears_callbacks() -> None:
     errors: list[Any] = []
     loop.set_exception_handler(lambda _loop, ctx: errors.append(ctx))
     try:
-        task = asyncio.create_task(bridge.execute(session, "s", None))
+        task = asyncio.create_task(bridge.submit(session, "s", None).rows())
         await asyncio.sleep(0.02)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

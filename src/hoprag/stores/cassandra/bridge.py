@@ -2,7 +2,7 @@
 
 The driver (LibevConnection) answers on its own IO thread through `ResponseFuture` callbacks.
 `submit` hands one statement to the driver and returns a `Request` whose `rows()` awaits its
-rows (`execute` does both):
+rows:
 
 * callbacks are attached with `ResponseFuture.add_callbacks`; each one hops to the event loop with
   `loop.call_soon_threadsafe` and sets the asyncio future only if it is not already done, so a
@@ -135,29 +135,6 @@ def submit(
     if request_timeout is not None:
         kwargs["timeout"] = request_timeout
     return Request(loop, session.execute_async(statement, parameters, **kwargs), max_rows)
-
-
-async def execute(
-    session: Any,
-    statement: Any,
-    parameters: Sequence[Any] | None = None,
-    *,
-    execution_profile: Any = None,
-    request_timeout: float | None = None,
-    max_rows: int | None = None,
-) -> list[Any]:
-    """Run `statement` with `parameters` and return all its rows (every page, or the first
-    `max_rows`), without blocking the event loop. Driver exceptions propagate unchanged
-    (translate them with `hoprag.stores.cassandra.errors.translate`)."""
-    request = submit(
-        session,
-        statement,
-        parameters,
-        execution_profile=execution_profile,
-        request_timeout=request_timeout,
-        max_rows=max_rows,
-    )
-    return await request.rows()
 
 
 class PreparedCache:

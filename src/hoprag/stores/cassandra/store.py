@@ -502,13 +502,13 @@ class CassandraStore:
         try:
             stmt = await self._prepared.get(query)
             async with self._limiter:
-                rows = await bridge.execute(
+                rows = await bridge.submit(
                     self._session,
                     stmt,
                     params,
                     execution_profile=self._profile,
                     request_timeout=self._request_timeout,
-                )
+                ).rows()
         except (asyncio.CancelledError, HopragError):
             raise
         except Exception as exc:
