@@ -2,25 +2,18 @@
 concurrently, turns hits into nodes with depth and path, and streams what the strategy admits.
 
 `astream` is the implementation; `atraverse` collects it and `traverse` runs `atraverse` on an
-event loop (in a worker thread when called from inside a running loop)."""
+event loop (`hoprag.sync.run_sync`). A run prepares its query once (`Store.aprepare`), and
+each hop reads top to bottom: the new edges of the chosen nodes (`_new_edges`), what to ask
+(`_plan`), asking it (`_ask`), merging and ranking (`_merge`), and new nodes with their
+shortest paths (`_to_nodes`)."""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import functools
 import time
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Iterable,
-    Mapping,
-    Sequence,
-)
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -28,18 +21,23 @@ from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
     Edge,
     EdgeFunction,
+    Edges,
     EdgeSpec,
     IdEdge,
     MetadataEdge,
     edge_sort_key,
     parse_edges,
 )
-from hoprag.embeddings.base import aembed_query, check_vector
+from hoprag.embeddings.base import aembed_query
+from hoprag.errors import invalid
+from hoprag.filters import Filter
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
-from hoprag.stores.base import Filter, Hit
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.strategies.base import RunState, Strategy
+from hoprag.sync import run_sync
+from hoprag.validation import check_ids, check_int
 
-DEFAULT_MAX_CONCURRENCY = 16
+T = TypeVar("T")
 
 EdgesArg = Iterable[EdgeSpec] | EdgeFunction
 
@@ -86,37 +84,49 @@ class TraversalStream:
         await self.aclose()
 
 
+class _Ask:
+    """What one hop asks the store: the metadata and id edges to query (the hop's own, then
+    the speculative ones) and the results already at hand from an earlier hop's prefetch."""
+
+    __slots__ = ("cached", "ids", "meta", "speculative")
+
+    def __init__(
+        self,
+        cached: dict[Edge, list[Hit]],
+        meta: list[MetadataEdge],
+        ids: list[IdEdge],
+        speculative: Sequence[Edge],
+    ) -> None:
+        self.cached = cached
+        self.meta = meta
+        self.ids = ids
+        self.speculative = speculative
+
+
 class _Run:
     """The state of one traversal call (never shared between calls)."""
 
     def __init__(
         self,
         *,
-        store: Any,
+        query: PreparedQuery,
         edge_fn: EdgeFunction,
         state: RunState,
         strategy: Strategy,
-        filter: Filter | None,
-        query_embedding: list[float],
-        limiter: anyio.CapacityLimiter,
         stats: TraversalStats,
     ) -> None:
-        self.store = store
+        self.query = query
         self.edge_fn = edge_fn
         self.state = state
         self.strategy = strategy
-        self.filter = dict(filter) if filter else None
-        self.qe = query_embedding
-        self.limiter = limiter
         self.stats = stats
-        self.include = strategy.needs_embeddings
         self.discovered: set[str] = set()
         self.followed: dict[Edge, _Followed] = {}
         # Targets of edges fetched ahead for nodes the strategy expected to traverse next
         # (`RunState.likely_next`), kept until those edges are really followed.
         self.prefetched: dict[Edge, list[Hit]] = {}
 
-    def _node(self, hit: Hit, path: Path, edges: Any) -> Node:
+    def _node(self, hit: Hit, path: Path, edges: Edges) -> Node:
         doc: Document = hit.document
         return Node(
             id=doc.id,
@@ -130,54 +140,23 @@ class _Run:
             path=path,
         )
 
-    async def _limited(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """`fn(...)` within the traversal's `max_concurrency` store calls. A free slot is
-        taken without a checkpoint: the store call that follows yields anyway."""
-        limiter = self.limiter
-        try:
-            limiter.acquire_nowait()
-        except anyio.WouldBlock:
-            await limiter.acquire()
-        try:
-            return await fn(*args, **kwargs)
-        finally:
-            limiter.release()
+    # -- hop 0 ------------------------------------------------------------------------------
 
-    async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
-        results: dict[str, list[Hit]] = {"search": [], "roots": []}
-
-        async def search() -> None:
-            results["search"] = await self._limited(
-                self.store.asearch,
-                self.qe,
-                k=self.strategy.start_k,
-                filter=self.filter,
-                include_embeddings=self.include,
-            )
-
-        async def roots() -> None:
-            results["roots"] = await self._limited(
-                self.store.aget,
-                list(root_ids),
-                filter=self.filter,
-                embedding=self.qe,
-                include_embeddings=self.include,
-            )
-
+    async def _start_hits(self, hop: HopStats, root_ids: Sequence[str]) -> list[Hit]:
+        """The start search's hits followed by the initial roots', both asked at once."""
+        calls: list[Callable[[], Awaitable[list[Hit]]]] = []
         if self.strategy.start_k > 0:
             hop.queries["search"] += 1
+            calls.append(functools.partial(self.query.asearch, k=self.strategy.start_k))
         if root_ids:
             hop.queries["get"] += 1
-        if self.strategy.start_k > 0 and root_ids:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(search)
-                tg.start_soon(roots)
-        elif self.strategy.start_k > 0:  # one query: no task to spawn before the first node
-            await search()
-        elif root_ids:
-            await roots()
+            calls.append(functools.partial(self.query.aget, root_ids))
+        return [hit for hits in await _gather(calls) for hit in hits]
+
+    async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
+        """The start nodes (depth 0): vector search hits, then initial roots, each once."""
         nodes: list[Node] = []
-        for hit in [*results["search"], *results["roots"]]:
+        for hit in await self._start_hits(hop, root_ids):
             hop.rows += 1
             if hit.id in self.discovered:
                 continue
@@ -186,7 +165,11 @@ class _Run:
             nodes.append(self._node(hit, Path((doc.id,)), self.edge_fn(doc)))
         return nodes
 
+    # -- a hop: what to ask, ask, merge and rank, make nodes --------------------------------
+
     def _new_edges(self, sources: Sequence[Node]) -> list[Edge]:
+        """The edges of this hop's sources not followed before, each with the smallest depth
+        at which it is reached."""
         new: dict[Edge, _Followed] = {}
         for node in sources:
             for edge in sorted(self.state.edges_to_follow(node), key=edge_sort_key):
@@ -215,100 +198,59 @@ class _Run:
                 out.append(edge)
         return out
 
-    async def _fetch(
-        self, edges: list[Edge], hop: HopStats, speculative: Sequence[Edge] = ()
-    ) -> list[tuple[Hit, list[Edge]]]:
-        """The targets of the hop's `edges`, merged (one entry per document with all the edges
-        that returned it), best first, cut to the strategy's `hop_limit`. Targets fetched ahead
-        in an earlier hop are taken from `prefetched`; the `speculative` edges are queried
-        together with this hop's own queries (never on their own round trip) and kept for
-        later. A prefetched result is exactly what the query would return now, so results
-        never depend on the guesses."""
-        k = self.strategy.adjacent_k
-        other = [e for e in edges if not isinstance(e, MetadataEdge | IdEdge)]
-        if other:
-            raise TypeError(f"Unsupported edge type {type(other[0]).__name__}: {other[0]!r}")
-        if k <= 0:
-            return []
+    def _plan(self, edges: list[Edge]) -> _Ask:
+        """What to ask for `edges`: prefetched results are taken, the rest is asked together
+        with the speculative edges (never on a round trip of their own)."""
+        for e in edges:
+            if not isinstance(e, MetadataEdge | IdEdge):
+                raise invalid("an edge", e, "a MetadataEdge or IdEdge (from the edge function)")
         cached = {e: self.prefetched.pop(e) for e in edges if e in self.prefetched}
         todo = [e for e in edges if e not in cached]
-        if not todo:
-            speculative = ()
+        speculative = self._speculative_edges(edges) if todo else []
         asked = [*todo, *speculative]
         meta = [e for e in asked if isinstance(e, MetadataEdge)]
         ids = [e for e in asked if isinstance(e, IdEdge)]
-        meta_results: list[list[Hit]] = [[] for _ in meta]
-        id_results: list[Hit] = []
+        return _Ask(cached, meta, ids, speculative)
 
-        async def one(i: int) -> None:
-            meta_results[i] = await self._limited(
-                self.store.aadjacent,
-                meta[i],
-                self.qe,
-                k=k,
-                filter=self.filter,
-                include_embeddings=self.include,
-            )
-
-        async def many() -> None:
-            got = await self._limited(
-                self.store.aadjacent_many,
-                meta,
-                self.qe,
-                k=k,
-                filter=self.filter,
-                include_embeddings=self.include,
-            )
-            meta_results[:] = list(got)
-
-        async def get() -> None:
-            nonlocal id_results
-            id_results = await self._limited(
-                self.store.aget,
-                [e.id for e in ids],
-                filter=self.filter,
-                embedding=self.qe,
-                include_embeddings=self.include,
-            )
-
-        batched = getattr(self.store, "aadjacent_many", None) is not None
-        calls: list[Callable[[], Awaitable[None]]] = []
-        if meta:
-            hop.queries["adjacent"] += len(meta)
-            if batched:
-                calls.append(many)
-            else:
-                calls.extend(functools.partial(one, i) for i in range(len(meta)))
-        if ids:
+    async def _ask(self, ask: _Ask, hop: HopStats) -> dict[Edge, list[Hit]]:
+        """Every edge's targets: the metadata edges as one batch and the id edges as one read,
+        both in flight together."""
+        k = self.strategy.adjacent_k
+        calls: list[Callable[[], Awaitable[Any]]] = []
+        if ask.meta:
+            hop.queries["adjacent"] += len(ask.meta)
+            calls.append(functools.partial(self.query.aadjacent_many, ask.meta, k=k))
+        if ask.ids:
             hop.queries["get"] += 1
-            calls.append(get)
-        if len(calls) == 1:  # one store call: no task group to set up
-            await calls[0]()
-        elif calls:
-            async with anyio.create_task_group() as tg:
-                for call in calls:
-                    tg.start_soon(call)
+            calls.append(functools.partial(self.query.aget, [e.id for e in ask.ids]))
+        answers = await _gather(calls)
+        results: dict[Edge, list[Hit]] = dict(ask.cached)
+        if ask.meta:
+            results.update(zip(ask.meta, answers[0], strict=True))
+        if ask.ids:
+            by_id = {hit.id: hit for hit in answers[-1]}
+            for e in ask.ids:
+                hit = by_id.get(e.id)
+                results[e] = [hit] if hit is not None else []
+        return results
 
-        results: dict[Edge, list[Hit]] = dict(cached)
-        results.update(zip(meta, meta_results, strict=True))
-        by_id = {hit.id: hit for hit in id_results}
-        for e in ids:
-            hit = by_id.get(e.id)  # type: ignore[attr-defined]
-            results[e] = [hit] if hit is not None else []
-        if speculative:
-            spec_rows = 0
-            for e in speculative:
+    def _keep_speculative(self, ask: _Ask, results: dict[Edge, list[Hit]], hop: HopStats) -> None:
+        """Store the speculative edges' results for later hops and note what was reused."""
+        notes = hop.notes
+        if ask.speculative:
+            for e in ask.speculative:
                 self.prefetched[e] = results[e]
-                spec_rows += len(results[e])
-            hop.notes["speculative_edges"] = hop.notes.get("speculative_edges", 0) + len(
-                speculative
-            )
-            hop.notes["speculative_rows"] = hop.notes.get("speculative_rows", 0) + spec_rows
-        if cached:
-            hop.notes["prefetched_edges"] = hop.notes.get("prefetched_edges", 0) + len(cached)
+            rows = sum(len(results[e]) for e in ask.speculative)
+            notes["speculative_edges"] = notes.get("speculative_edges", 0) + len(ask.speculative)
+            notes["speculative_rows"] = notes.get("speculative_rows", 0) + rows
+        if ask.cached:
+            notes["prefetched_edges"] = notes.get("prefetched_edges", 0) + len(ask.cached)
 
-        # Merge: one entry per document (all the edges that returned it), best first:
-        # metadata edges in the hop's order, then the id edges' documents.
+    def _merge(
+        self, edges: list[Edge], results: dict[Edge, list[Hit]], hop: HopStats
+    ) -> list[tuple[Hit, list[Edge]]]:
+        """One entry per document with all the edges that returned it (metadata edges in the
+        hop's order, then id edges), best score first, cut to the strategy's `hop_limit`."""
         merged: dict[str, tuple[Hit, list[Edge]]] = {}
         for edge in sorted(edges, key=lambda e: isinstance(e, IdEdge)):  # stable: meta first
             for hit in results[edge]:
@@ -318,93 +260,136 @@ class _Run:
                     merged[hit.id] = (hit, [edge])
                 else:
                     entry[1].append(edge)
-        ranked = sorted(
-            merged.values(),
-            key=lambda e: e[0].score if e[0].score is not None else float("-inf"),
-            reverse=True,
-        )
+        ranked = sorted(merged.values(), key=_score_of, reverse=True)
         limit = self.state.hop_limit
         return ranked if limit is None else ranked[:limit]
 
-    def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
-        nodes: list[Node] = []
+    async def _fetch(self, edges: list[Edge], hop: HopStats) -> list[tuple[Hit, list[Edge]]]:
+        """The targets of the hop's `edges`, merged and ranked. A prefetched result is exactly
+        what the query would return now, so results never depend on the guesses."""
+        if self.strategy.adjacent_k <= 0:
+            return []
+        ask = self._plan(edges)
+        results = await self._ask(ask, hop)
+        self._keep_speculative(ask, results, hop)
+        return self._merge(edges, results, hop)
+
+    def _leading_edge(self, via: list[Edge], incoming: frozenset[Edge]) -> Edge:
+        """Of the followed edges that lead to a document (those that returned it, and any
+        other followed edge among its incoming ones), the one reached first at least depth."""
         followed = self.followed
+        # Look up whichever side is smaller (a hub document can have thousands of edges).
+        if len(followed) < len(incoming):
+            leading: Iterable[Edge] = [e for e in followed if e in incoming]
+        else:
+            leading = incoming
+        best: tuple[int, int, Edge] | None = None
+        for edge in (*via, *leading):
+            f = followed.get(edge)
+            if f is not None and (best is None or (f.depth, f.order) < best[:2]):
+                best = (f.depth, f.order, edge)
+        assert best is not None  # `via` edges are always followed
+        return best[2]
+
+    def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
+        """New nodes for the entries not discovered before, each with its shortest path."""
+        nodes: list[Node] = []
         for hit, via in entries:
             if hit.id in self.discovered:
                 continue
             doc = hit.document  # decoded only now, for a new node
             self.discovered.add(doc.id)
             edges = self.edge_fn(doc)
-            incoming = edges.incoming
-            # The followed edges that lead here: look up whichever side is smaller (a hub
-            # document can have thousands of incoming edges).
-            if len(followed) < len(incoming):
-                leading: Iterable[Edge] = [e for e in followed if e in incoming]
-            else:
-                leading = incoming
-            best: tuple[int, int, Edge] | None = None
-            for edge in (*via, *leading):
-                f = followed.get(edge)
-                if f is not None and (best is None or (f.depth, f.order) < best[:2]):
-                    best = (f.depth, f.order, edge)
-            assert best is not None  # `via` edges are always followed
-            path = followed[best[2]].source_path.extend(best[2], doc.id)
+            edge = self._leading_edge(via, edges.incoming)
+            path = self.followed[edge].source_path.extend(edge, doc.id)
             nodes.append(self._node(hit, path, edges))
         return nodes
 
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _close_hop(self, hop: HopStats, nodes: list[Node], emitted: int, t_hop: float) -> None:
+        """Hand the hop's new nodes to the strategy and record the hop's figures."""
+        self.state.iterate(nodes)
+        bounded = self.state.hop_candidates
+        hop.candidates = len(nodes) if bounded is None else bounded
+        hop.dropped = hop.rows - hop.candidates
+        hop.notes.update(self.state.take_notes())
+        hop.kept = len(self.state.tracker.selected) - emitted
+        hop.seconds = time.perf_counter() - t_hop
+
+    async def _next_hop(self) -> list[Node]:
+        """Expand the nodes the strategy chose: their new edges' targets as new nodes."""
+        sources = self.state.tracker.pop_to_traverse()
+        hop = HopStats(depth=len(self.stats.hops), traversed=len(sources))
+        self.stats.hops.append(hop)
+        edges = self._new_edges(sources)
+        hop.edges = len(edges)
+        return self._to_nodes(await self._fetch(edges, hop)) if edges else []
+
     async def run(self, root_ids: Sequence[str]) -> AsyncGenerator[Node, None]:
+        """Hop by hop until the strategy is done, yielding each node as it is admitted."""
         t0 = t_hop = time.perf_counter()
         tracker = self.state.tracker
         emitted = 0
-        hop = HopStats(depth=0)
-        self.stats.hops.append(hop)
-        nodes = await self.start(hop, root_ids)
+        self.stats.hops.append(HopStats(depth=0))
+        nodes = await self.start(self.stats.hops[0], root_ids)
         while True:
-            self.state.iterate(nodes)
-            bounded = self.state.hop_candidates
-            hop.candidates = len(nodes) if bounded is None else bounded
-            hop.dropped = hop.rows - hop.candidates
-            hop.notes.update(self.state.take_notes())
-            hop.kept = len(tracker.selected) - emitted
-            hop.seconds = time.perf_counter() - t_hop
+            self._close_hop(self.stats.hops[-1], nodes, emitted, t_hop)
             self.stats.seconds = time.perf_counter() - t0
             while emitted < len(tracker.selected):
                 if self.stats.first_node_seconds is None:
                     self.stats.first_node_seconds = time.perf_counter() - t0
-                node = tracker.selected[emitted]
                 emitted += 1
-                yield node
+                yield tracker.selected[emitted - 1]
             if tracker.done:
                 break
             t_hop = time.perf_counter()
-            sources = tracker.pop_to_traverse()
-            hop = HopStats(depth=len(self.stats.hops), traversed=len(sources))
-            self.stats.hops.append(hop)
-            edges = self._new_edges(sources)
-            hop.edges = len(edges)
-            if edges:
-                fetched = await self._fetch(edges, hop, self._speculative_edges(edges))
-                nodes = self._to_nodes(fetched)
-            else:
-                nodes = []
+            nodes = await self._next_hop()
         self.stats.seconds = time.perf_counter() - t0
 
 
-def _check_filter(filter: Any) -> Filter | None:
-    if filter is None:
-        return None
-    if not isinstance(filter, Mapping):
-        raise TypeError(f"filter must be a mapping of field -> value, got {filter!r}")
-    for key in filter:
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"filter field names must be non-empty strings, got {key!r}")
-    return filter
+def _score_of(entry: tuple[Hit, list[Edge]]) -> float:
+    score = entry[0].score
+    return score if score is not None else float("-inf")
+
+
+async def _gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    """The results of `calls`, run concurrently (a single call runs without a task group)."""
+    if len(calls) == 1:
+        return [await calls[0]()]
+    out: list[Any] = [None] * len(calls)
+
+    async def one(i: int) -> None:
+        out[i] = await calls[i]()
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(calls)):
+            tg.start_soon(one, i)
+    return out
+
+
+def _check_args(
+    query: str | None,
+    strategy: Any,
+    initial_root_ids: Any,
+    query_embedding: Any,
+    max_concurrency: Any,
+) -> list[str]:
+    """Check the arguments that need no store; return the root ids, each once."""
+    if not isinstance(strategy, Strategy):
+        raise invalid("strategy", strategy, "a hoprag Strategy (Eager, Mmr, Scored, Beam)")
+    if query is None and query_embedding is None:
+        raise invalid("query", None, "a query text, unless query_embedding is given")
+    if query is not None and not isinstance(query, str):
+        raise invalid("query", query, "a string (or None with query_embedding)")
+    check_int("max_concurrency", max_concurrency, minimum=1)
+    return check_ids(initial_root_ids, what="initial_root_ids")
 
 
 def astream(
     query: str | None,
     *,
-    store: Any,
+    store: Store,
     edges: EdgesArg,
     strategy: Strategy,
     filter: Filter | None = None,
@@ -416,38 +401,29 @@ def astream(
     `initial_root_ids`, following `edges`, and yield each node as `strategy` admits it.
 
     `filter` is ANDed into every store query (start search, roots, every edge); at most
-    `max_concurrency` store queries are in flight at once. Arguments are checked here, before
-    anything is fetched."""
-    if not isinstance(strategy, Strategy):
-        raise TypeError(f"strategy must be a hoprag Strategy (Eager, Mmr, ...), got {strategy!r}")
+    `max_concurrency` store queries are in flight at once. The strategy, edges, roots and
+    limits are checked here; the query vector and the filter are checked once by the store
+    (`Store.aprepare`) when iteration starts, before anything is fetched. Bad input raises
+    `InvalidInputError`."""
+    root_ids = _check_args(query, strategy, initial_root_ids, query_embedding, max_concurrency)
     edge_fn = parse_edges(edges)
-    flt = _check_filter(filter)
-    if isinstance(initial_root_ids, str):
-        raise TypeError("initial_root_ids must be a sequence of ids, not a single string")
-    root_ids = list(dict.fromkeys(initial_root_ids))
-    if not all(isinstance(i, str) and i for i in root_ids):
-        raise TypeError(f"initial_root_ids must be non-empty strings, got {root_ids!r}")
-    if query is None and query_embedding is None:
-        raise ValueError("give a query text or a query_embedding")
-    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
-        raise TypeError(f"max_concurrency must be an int, got {max_concurrency!r}")
-    if max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-    qe = check_vector(query_embedding, what="query_embedding") if query_embedding else None
     stats = TraversalStats()
 
     async def gen() -> AsyncGenerator[Node, None]:
-        emb = qe
+        emb = query_embedding
         if emb is None:
             emb = await aembed_query(store.embedding, query)  # type: ignore[arg-type]
+        prepared = await store.aprepare(
+            emb,
+            filter,
+            include_embeddings=strategy.needs_embeddings,
+            max_concurrency=max_concurrency,
+        )
         run = _Run(
-            store=store,
+            query=prepared,
             edge_fn=edge_fn,
-            state=strategy.start_run(emb),
+            state=strategy.start_run(prepared.embedding),
             strategy=strategy,
-            filter=flt,
-            query_embedding=emb,
-            limiter=anyio.CapacityLimiter(max_concurrency),
             stats=stats,
         )
         agen = run.run(root_ids)
@@ -463,7 +439,7 @@ def astream(
 async def atraverse(
     query: str | None,
     *,
-    store: Any,
+    store: Store,
     edges: EdgesArg,
     strategy: Strategy,
     filter: Filter | None = None,
@@ -490,7 +466,7 @@ async def atraverse(
 def traverse(
     query: str | None,
     *,
-    store: Any,
+    store: Store,
     edges: EdgesArg,
     strategy: Strategy,
     filter: Filter | None = None,
@@ -498,8 +474,8 @@ def traverse(
     query_embedding: Sequence[float] | None = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
 ) -> TraversalResult:
-    """Synchronous `atraverse`. Outside an event loop it runs one; inside a running loop (e.g.
-    a notebook) it runs in a worker thread with its own loop, blocking the caller until done."""
+    """Synchronous `atraverse` (`hoprag.sync.run_sync`: works inside and outside a running
+    event loop)."""
     call = functools.partial(
         atraverse,
         query,
@@ -511,9 +487,4 @@ def traverse(
         query_embedding=query_embedding,
         max_concurrency=max_concurrency,
     )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.run(call)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(anyio.run, call).result()
+    return run_sync(call)

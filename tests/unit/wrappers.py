@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anyio
 
-from hoprag import MetadataEdge
-from hoprag.stores import Hit
+from hoprag import Document, MetadataEdge
+from hoprag.filters import Filter
+from hoprag.stores import Hit, PreparedQuery, Store
 
 
-class RecordingStore:
-    """Delegates to `inner`, recording every call; adjacency queries wait `delay` seconds, or
-    until `gate` is set when one is given, and count cancellations and concurrency."""
+class RecordingStore(Store):
+    """Delegates to `inner`, recording every query as (kind, argument, filter); adjacency
+    queries wait `delay` seconds, or until `gate` is set when one is given, and count
+    cancellations and the most in flight at once. Its prepared query keeps the contract's
+    default `aadjacent_many` (one `aadjacent` per edge, each holding a limiter slot)."""
 
     def __init__(self, inner: Any, *, delay: float = 0.0, gate: anyio.Event | None = None):
         self.inner = inner
@@ -21,40 +24,63 @@ class RecordingStore:
         self.delay = delay
         self.gate = gate
         self.calls: list[tuple[str, Any, Any]] = []
+        self.prepared = 0
         self.started = 0
         self.finished = 0
         self.cancelled = 0
         self.in_flight = 0
         self.max_in_flight = 0
 
-    async def asearch(self, embedding: Sequence[float], **kw: Any) -> list[Hit]:
-        self.calls.append(("search", None, kw.get("filter")))
-        return await self.inner.asearch(embedding, **kw)
+    async def aprepare(
+        self,
+        embedding: Sequence[float] | None,
+        filter: Filter | None = None,
+        **kw: Any,
+    ) -> RecordingQuery:
+        self.prepared += 1
+        return RecordingQuery(self, await self.inner.aprepare(embedding, filter, **kw), filter)
 
-    async def aget(self, ids: Sequence[str], **kw: Any) -> list[Hit]:
-        self.calls.append(("get", tuple(ids), kw.get("filter")))
-        return await self.inner.aget(ids, **kw)
-
-    async def aadd(self, documents: Any) -> None:
+    async def aadd(self, documents: Iterable[Document]) -> None:
         await self.inner.aadd(documents)
 
-    async def aadjacent(
-        self, edge: MetadataEdge, embedding: Sequence[float], **kw: Any
-    ) -> list[Hit]:
-        self.calls.append(("adjacent", edge, kw.get("filter")))
-        self.started += 1
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            if self.gate is not None:
-                await self.gate.wait()
-            elif self.delay:
-                await anyio.sleep(self.delay)
-            result = await self.inner.aadjacent(edge, embedding, **kw)
-            self.finished += 1
-            return result
-        except anyio.get_cancelled_exc_class():
-            self.cancelled += 1
-            raise
-        finally:
-            self.in_flight -= 1
+
+class RecordingQuery(PreparedQuery):
+    """The prepared query of a `RecordingStore`."""
+
+    def __init__(self, store: RecordingStore, inner: PreparedQuery, filter: Any) -> None:
+        self.store = store
+        self.inner = inner
+        self.filter = filter
+        self.embedding = inner.embedding
+        self.conditions = inner.conditions
+        self.include_embeddings = inner.include_embeddings
+        self.limiter = inner.limiter
+
+    async def asearch(self, *, k: int) -> list[Hit]:
+        self.store.calls.append(("search", None, self.filter))
+        return await self.inner.asearch(k=k)
+
+    async def aget(self, ids: Sequence[str]) -> list[Hit]:
+        self.store.calls.append(("get", tuple(ids), self.filter))
+        return await self.inner.aget(ids)
+
+    async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
+        store = self.store
+        store.calls.append(("adjacent", edge, self.filter))
+        async with self.limiter:
+            store.started += 1
+            store.in_flight += 1
+            store.max_in_flight = max(store.max_in_flight, store.in_flight)
+            try:
+                if store.gate is not None:
+                    await store.gate.wait()
+                elif store.delay:
+                    await anyio.sleep(store.delay)
+                result = await self.inner.aadjacent(edge, k=k)
+                store.finished += 1
+                return result
+            except anyio.get_cancelled_exc_class():
+                store.cancelled += 1
+                raise
+            finally:
+                store.in_flight -= 1

@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import anyio.to_thread
+
+from hoprag import validation
+from hoprag.errors import InvalidInputError, invalid
 
 
 @runtime_checkable
@@ -26,17 +28,10 @@ Embedding = Callable[[str], Sequence[float]] | EmbeddingsLike
 def check_vector(
     vec: Sequence[float], *, what: str = "embedding", dim: int | None = None
 ) -> list[float]:
-    """Return `vec` as a list of floats, or raise ValueError if it is empty, has the wrong
-    dimension, or contains NaN/infinity or only zeros (cosine similarity is undefined there)."""
-    out = list(map(float, vec))
-    if not out:
-        raise ValueError(f"{what} is empty")
-    if dim is not None and len(out) != dim:
-        raise ValueError(f"{what} has dimension {len(out)}, expected {dim}")
-    if not all(map(math.isfinite, out)):
-        raise ValueError(f"{what} contains NaN or infinity")
-    if not any(out):
-        raise ValueError(f"{what} is a zero vector; cosine similarity is undefined for it")
+    """Return `vec` as a list of floats, or raise `InvalidInputError` if it is empty, has the
+    wrong dimension, or contains NaN/infinity or only zeros (cosine similarity is undefined
+    there)."""
+    out: list[float] = validation.check_vector(vec, dimension=dim, what=what).tolist()
     return out
 
 
@@ -46,10 +41,7 @@ def embed_query(embedding: Any, text: str) -> list[float]:
         return check_vector(embedding.embed_query(text), what="query embedding")
     if callable(embedding):
         return check_vector(embedding(text), what="query embedding")
-    raise TypeError(
-        f"embedding must be a callable str -> vector or a LangChain Embeddings, "
-        f"got {type(embedding).__name__}"
-    )
+    raise invalid("embedding", embedding, "a callable str -> vector or a LangChain Embeddings")
 
 
 def embed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:
@@ -59,12 +51,11 @@ def embed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:
     elif callable(embedding):
         vecs = [embedding(t) for t in texts]
     else:
-        raise TypeError(
-            f"embedding must be a callable str -> vector or a LangChain Embeddings, "
-            f"got {type(embedding).__name__}"
-        )
+        raise invalid("embedding", embedding, "a callable str -> vector or a LangChain Embeddings")
     if len(vecs) != len(texts):
-        raise ValueError(f"embedding model returned {len(vecs)} vectors for {len(texts)} texts")
+        raise InvalidInputError(
+            f"the embedding model returned {len(vecs)} vectors for {len(texts)} texts"
+        )
     return [check_vector(v, what=f"embedding of document {i}") for i, v in enumerate(vecs)]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hoprag.stores.base import Filter, Hit, Store
+from hoprag.stores.base import Filter, Hit, PreparedQuery, Store
 
-__all__ = ["CassandraStore", "Filter", "Hit", "MemoryStore", "Store"]
+__all__ = ["CassandraStore", "Filter", "Hit", "MemoryStore", "PreparedQuery", "Store"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,28 +1,42 @@
-"""The Store protocol: the four async operations a traversal needs from a vector store.
+"""The store contract: what a traversal needs from a vector store.
 
-Every score a store returns is the cosine similarity (in [-1, 1]) between the given query
-embedding and the document's embedding. `include_embeddings=False` lets a store skip reading and
-decoding vectors when the strategy does not need them (Eager, Scored); the hit's
-`document.embedding` is then None."""
+A run starts with `await store.aprepare(embedding, filter, ...)`, which checks the query vector
+and compiles the filter once and returns a `PreparedQuery`; every store call of the run goes
+through that object (start search, reads by id, one edge's or a whole hop's adjacency). So a
+store validates and packs its inputs once per run, not once per edge.
+
+Every score is the cosine similarity (in [-1, 1]) between the query embedding and the
+document's embedding. `include_embeddings=False` lets a store skip reading and decoding vectors
+when the strategy does not need them (Eager, Scored); `document.embedding` is then None.
+
+`max_concurrency` bounds the queries a prepared query has in flight at once: every query it
+sends holds one slot of its `limiter` while it runs. `Store` and `PreparedQuery` are Protocols
+with default methods: subclass them to inherit `aadjacent_many` (fans out `aadjacent`) and the
+one-call conveniences (`asearch`, `aget`, `aadjacent` on the store itself). The shipped
+compliance suite, `hoprag.testing`, checks any store against this contract."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import anyio
+
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
+from hoprag.filters import Condition, Filter
 
-Filter = Mapping[str, Any]
-"""Equality filter: every (field, value) must hold; on a list field the list must contain the
-value. Dotted fields reach into nested dicts."""
+__all__ = ["DEFAULT_MAX_CONCURRENCY", "Filter", "Hit", "PreparedQuery", "Store"]
+
+DEFAULT_MAX_CONCURRENCY = 16
+"""Queries one run has in flight at most, unless the caller says otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     """A document returned by a store with its cosine similarity to the query embedding
-    (None when the call was given no embedding)."""
+    (None when the query was prepared without an embedding)."""
 
     document: Document
     score: float | None
@@ -35,13 +49,77 @@ class Hit:
 
 
 @runtime_checkable
+class PreparedQuery(Protocol):
+    """One run's query vector and filter, checked and compiled by a store, with the run's
+    bound on queries in flight. Made by `Store.aprepare`; never shared between runs."""
+
+    embedding: Sequence[float] | None
+    """The checked query vector (None: hits are unscored, only `aget` may be called)."""
+    conditions: tuple[Condition, ...]
+    """The compiled filter, ANDed into every call."""
+    include_embeddings: bool
+    """Whether hits carry their documents' embeddings."""
+    limiter: anyio.CapacityLimiter
+    """Every query in flight holds one of its `max_concurrency` slots."""
+
+    async def asearch(self, *, k: int) -> list[Hit]:
+        """The `k` documents most similar to the query that pass the filter, best first."""
+        ...
+
+    async def aget(self, ids: Sequence[str]) -> list[Hit]:
+        """The documents with these ids that exist and pass the filter, in the order of `ids`
+        (each once), scored when the query has an embedding."""
+        ...
+
+    async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
+        """The `k` documents most similar to the query whose field `edge.incoming_field`
+        equals (or, for a list, contains) `edge.value` and that pass the filter, best first.
+        The filter is ANDed with the edge: a filter on the same field never replaces it."""
+        ...
+
+    async def aadjacent_many(self, edges: Sequence[MetadataEdge], *, k: int) -> list[list[Hit]]:
+        """`aadjacent` for every edge of a hop, results in the order of `edges`. The default
+        runs one `aadjacent` per edge concurrently; each holds a slot while it queries, so at
+        most `max_concurrency` are in flight. Stores with a cheaper batch override it."""
+        results: list[list[Hit]] = [[] for _ in edges]
+        if not edges:
+            return results
+
+        async def one(i: int) -> None:
+            results[i] = await self.aadjacent(edges[i], k=k)
+
+        if len(edges) == 1:
+            await one(0)
+            return results
+        async with anyio.create_task_group() as tg:
+            for i in range(len(edges)):
+                tg.start_soon(one, i)
+        return results
+
+
+@runtime_checkable
 class Store(Protocol):
-    """What the coordinator needs from a store. All methods are async; a store may also offer
-    `aadjacent_many(edges, embedding, *, k, filter, include_embeddings) -> list[list[Hit]]`,
-    which the coordinator then uses instead of one `aadjacent` call per edge."""
+    """What the coordinator needs from a store: `aprepare` and `aadd`. The other methods have
+    defaults that prepare a query for a single call."""
 
     embedding: Any
     """The embedding model: a callable `str -> Sequence[float]` or a LangChain `Embeddings`."""
+
+    async def aprepare(
+        self,
+        embedding: Sequence[float] | None,
+        filter: Filter | None = None,
+        *,
+        include_embeddings: bool = True,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> PreparedQuery:
+        """Check `embedding` (dimension, finite, non-zero) and compile `filter` once, raising
+        `InvalidInputError` for bad input; the result serves every call of one run."""
+        ...
+
+    async def aadd(self, documents: Iterable[Document]) -> None:
+        """Insert or replace documents (by id), embedding those without an embedding."""
+        ...
 
     async def asearch(
         self,
@@ -51,8 +129,9 @@ class Store(Protocol):
         filter: Filter | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:
-        """The `k` documents most similar to `embedding` that pass `filter`, best first."""
-        ...
+        """One `PreparedQuery.asearch`."""
+        query = await self.aprepare(embedding, filter, include_embeddings=include_embeddings)
+        return await query.asearch(k=k)
 
     async def aget(
         self,
@@ -62,9 +141,9 @@ class Store(Protocol):
         embedding: Sequence[float] | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:
-        """The documents with these ids that exist and pass `filter`, in the order of `ids`;
-        scored against `embedding` when one is given."""
-        ...
+        """One `PreparedQuery.aget` (scored when `embedding` is given)."""
+        query = await self.aprepare(embedding, filter, include_embeddings=include_embeddings)
+        return await query.aget(ids)
 
     async def aadjacent(
         self,
@@ -75,10 +154,25 @@ class Store(Protocol):
         filter: Filter | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:
-        """The `k` documents most similar to `embedding` whose field `edge.incoming_field`
-        equals (or, for a list, contains) `edge.value` and that pass `filter`, best first."""
-        ...
+        """One `PreparedQuery.aadjacent`."""
+        query = await self.aprepare(embedding, filter, include_embeddings=include_embeddings)
+        return await query.aadjacent(edge, k=k)
 
-    async def aadd(self, documents: Iterable[Document]) -> None:
-        """Insert or replace documents (by id), embedding those without an embedding."""
-        ...
+    async def aadjacent_many(
+        self,
+        edges: Sequence[MetadataEdge],
+        embedding: Sequence[float],
+        *,
+        k: int,
+        filter: Filter | None = None,
+        include_embeddings: bool = True,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> list[list[Hit]]:
+        """One `PreparedQuery.aadjacent_many`."""
+        query = await self.aprepare(
+            embedding,
+            filter,
+            include_embeddings=include_embeddings,
+            max_concurrency=max_concurrency,
+        )
+        return await query.aadjacent_many(edges, k=k)

@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import anyio
 import numpy as np
 from numpy.typing import NDArray
 
 from hoprag.documents import Document
 from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
-from hoprag.embeddings.base import aembed_documents, check_vector, embed_documents
-from hoprag.stores.base import Filter, Hit
+from hoprag.embeddings.base import aembed_documents, embed_documents
+from hoprag.errors import invalid
+from hoprag.filters import Condition, Filter, compile_filter
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.validation import check_documents, check_ids, check_int, check_k, check_vector
 
 _Rows = NDArray[np.int64]
 _EMPTY: _Rows = np.empty(0, dtype=np.int64)
@@ -29,13 +33,7 @@ def _keys_of(value: Any) -> set[Any]:
     return keys
 
 
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be a non-negative int, got {k!r}")
-    return k
-
-
-class MemoryStore:
+class MemoryStore(Store):
     """An in-memory vector store with metadata edges and filters (see `hoprag.stores.Store`).
 
     `embedding` is a callable `str -> vector` or a LangChain `Embeddings`; it embeds documents
@@ -51,7 +49,6 @@ class MemoryStore:
         self._n = 0
         self._dim: int | None = None
         self._index: dict[str, dict[Any, _Rows]] = {}
-        self._last_query: tuple[Sequence[float], NDArray[np.float32]] | None = None
 
     def __len__(self) -> int:
         return self._n
@@ -85,18 +82,15 @@ class MemoryStore:
 
     def _need_embedding(self) -> Any:
         if self.embedding is None:
-            raise ValueError("documents without an embedding need MemoryStore(embedding=...)")
+            raise invalid(
+                "MemoryStore(embedding=...)", None, "an embedding model", hint="documents "
+                "without an embedding are embedded with it"
+            )  # fmt: skip
         return self.embedding
 
     @staticmethod
     def _check_docs(documents: Iterable[Document]) -> list[Document]:
-        if isinstance(documents, Document):
-            raise TypeError("add takes an iterable of Documents; wrap a single one in a list")
-        docs = list(documents)
-        for d in docs:
-            if not isinstance(d, Document):
-                raise TypeError(f"expected hoprag Document, got {type(d).__name__}")
-        return docs
+        return check_documents(documents)
 
     def _insert(self, docs: list[Document], missing: list[int], vecs: list[list[float]]) -> None:
         if not docs:
@@ -107,9 +101,9 @@ class MemoryStore:
         for i, d in enumerate(docs):
             vec = filled.get(i, d.embedding)
             assert vec is not None
-            vec = check_vector(vec, what=f"embedding of document {d.id!r}", dim=dim)
-            dim = len(vec)
-            rows.append(vec)
+            arr = check_vector(vec, dimension=dim, what=f"embedding of document {d.id!r}")
+            dim = len(arr)
+            rows.append(arr.tolist())
         # Everything is valid: write.
         arr = np.asarray(rows, dtype=np.float64)
         arr /= np.linalg.norm(arr, axis=1, keepdims=True)
@@ -137,6 +131,42 @@ class MemoryStore:
 
     # -- reading ---------------------------------------------------------------------------
 
+    async def aprepare(
+        self,
+        embedding: Sequence[float] | None,
+        filter: Filter | None = None,
+        *,
+        include_embeddings: bool = True,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> MemoryQuery:
+        """Check `embedding` against the store's dimension and compile `filter` (see
+        `hoprag.stores.Store.aprepare`)."""
+        return self.prepare(
+            embedding,
+            filter,
+            include_embeddings=include_embeddings,
+            max_concurrency=max_concurrency,
+        )
+
+    def prepare(
+        self,
+        embedding: Sequence[float] | None,
+        filter: Filter | None = None,
+        *,
+        include_embeddings: bool = True,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> MemoryQuery:
+        """Sync twin of `aprepare`."""
+        conditions = compile_filter(filter)
+        limit = check_int("max_concurrency", max_concurrency, minimum=1)
+        unit: NDArray[np.float32] | None = None
+        vec: list[float] | None = None
+        if embedding is not None:
+            arr = check_vector(embedding, dimension=self._dim, what="query embedding")
+            unit = (arr / np.linalg.norm(arr)).astype(np.float32)
+            vec = arr.tolist()
+        return MemoryQuery(self, vec, unit, conditions, bool(include_embeddings), limit)
+
     def _field_index(self, field: str) -> dict[Any, _Rows]:
         index = self._index.get(field)
         if index is None:
@@ -154,27 +184,15 @@ class MemoryStore:
     def _match_rows(self, field: str, value: Any) -> _Rows:
         return self._field_index(field).get(value_key(value), _EMPTY)
 
-    def _filter_rows(self, filter: Filter | None) -> _Rows | None:
-        """Rows passing `filter`, or None for "all rows"."""
-        if not filter:
-            return None
+    def _filter_rows(self, conditions: tuple[Condition, ...]) -> _Rows | None:
+        """Rows passing every condition, or None for "all rows"."""
         rows: _Rows | None = None
-        for field, value in filter.items():
-            match = self._match_rows(field, value)
+        for c in conditions:
+            match = self._match_rows(c.field, c.value)
             rows = match if rows is None else np.intersect1d(rows, match, assume_unique=True)
             if not rows.size:
                 break
         return rows
-
-    def _query(self, embedding: Sequence[float]) -> NDArray[np.float32]:
-        # A traversal passes the same query object to every call: validate and normalise once.
-        cached = self._last_query
-        if cached is not None and cached[0] is embedding:
-            return cached[1]
-        q = np.asarray(check_vector(embedding, what="query embedding", dim=self._dim), np.float64)
-        unit = (q / np.linalg.norm(q)).astype(np.float32)
-        self._last_query = (embedding, unit)
-        return unit
 
     def _hit(self, row: int, score: float | None, include_embeddings: bool) -> Hit:
         if include_embeddings:
@@ -205,16 +223,14 @@ class MemoryStore:
         top_rows = (order if ids is None else ids[order]).tolist()
         return [self._hit(r, s, inc) for r, s in zip(top_rows, top_scores, strict=True)]
 
-    async def asearch(
-        self,
-        embedding: Sequence[float],
-        *,
-        k: int,
-        filter: Filter | None = None,
-        include_embeddings: bool = True,
-    ) -> list[Hit]:
-        """The `k` documents most similar to `embedding` that pass `filter`, best first."""
-        return self.search(embedding, k=k, filter=filter, include_embeddings=include_embeddings)
+    def _scored(self, rows: list[int], q: NDArray[np.float32] | None, inc: bool) -> list[Hit]:
+        scores: list[float | None]
+        if q is not None and rows:
+            arr = np.asarray(rows, dtype=np.int64)
+            scores = np.clip(self._mat[arr] @ q, -1.0, 1.0).tolist()
+        else:
+            scores = [None] * len(rows)
+        return [self._hit(r, s, inc) for r, s in zip(rows, scores, strict=True)]
 
     def search(
         self,
@@ -224,25 +240,8 @@ class MemoryStore:
         filter: Filter | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:
-        """Sync twin of `asearch`."""
-        _check_k(k)
-        if self._n == 0:
-            return []
-        return self._top(self._filter_rows(filter), self._query(embedding), k, include_embeddings)
-
-    async def aget(
-        self,
-        ids: Sequence[str],
-        *,
-        filter: Filter | None = None,
-        embedding: Sequence[float] | None = None,
-        include_embeddings: bool = True,
-    ) -> list[Hit]:
-        """The documents with these ids that exist and pass `filter`, in the order of `ids`
-        (each once), scored against `embedding` when one is given."""
-        return self.get(
-            ids, filter=filter, embedding=embedding, include_embeddings=include_embeddings
-        )
+        """Sync `asearch`."""
+        return self.prepare(embedding, filter, include_embeddings=include_embeddings).search(k)
 
     def get(
         self,
@@ -252,63 +251,81 @@ class MemoryStore:
         embedding: Sequence[float] | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:
-        """Sync twin of `aget`."""
-        if isinstance(ids, str):
-            raise TypeError("ids must be a sequence of ids, not a single string")
-        rows = [r for i in dict.fromkeys(ids) if (r := self._rows.get(i)) is not None]
-        if filter and rows:
-            allowed = self._filter_rows(filter)
-            assert allowed is not None
-            keep = set(allowed.tolist())
-            rows = [r for r in rows if r in keep]
-        if not rows:
-            return []
-        scores: list[float | None]
-        if embedding is not None:
-            arr = np.asarray(rows, dtype=np.int64)
-            scores = np.clip(self._mat[arr] @ self._query(embedding), -1.0, 1.0).tolist()
-        else:
-            scores = [None] * len(rows)
-        return [self._hit(r, s, include_embeddings) for r, s in zip(rows, scores, strict=True)]
+        """Sync `aget`."""
+        return self.prepare(embedding, filter, include_embeddings=include_embeddings).get(ids)
 
-    def _edge_rows(self, edge: MetadataEdge, allowed: _Rows | None) -> _Rows:
-        if not isinstance(edge, MetadataEdge):
-            raise TypeError(f"aadjacent takes a MetadataEdge, got {edge!r}")
-        rows = self._match_rows(edge.incoming_field, edge.value)
+
+class MemoryQuery(PreparedQuery):
+    """A MemoryStore's prepared query: the unit query vector and the compiled filter. Each call
+    runs to completion without yielding (no I/O), so at most one query is ever in flight."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedding: list[float] | None,
+        unit: NDArray[np.float32] | None,
+        conditions: tuple[Condition, ...],
+        include_embeddings: bool,
+        max_concurrency: int,
+    ) -> None:
+        self.store = store
+        self.embedding = embedding
+        self.conditions = conditions
+        self.include_embeddings = include_embeddings
+        self.limiter = anyio.CapacityLimiter(max_concurrency)
+        self._unit = unit
+
+    def _need_unit(self, what: str) -> NDArray[np.float32]:
+        if self._unit is None:
+            raise invalid("embedding", None, f"a query vector for {what}")
+        return self._unit
+
+    def search(self, k: int) -> list[Hit]:
+        """Sync `asearch`."""
+        k = check_k(k)
+        store = self.store
+        q = self._need_unit("a vector search")
+        return store._top(store._filter_rows(self.conditions), q, k, self.include_embeddings)
+
+    def get(self, ids: Sequence[str]) -> list[Hit]:
+        """Sync `aget`."""
+        store = self.store
+        rows = [r for i in check_ids(ids) if (r := store._rows.get(i)) is not None]
+        if self.conditions and rows:
+            allowed = store._filter_rows(self.conditions)
+            keep = set(() if allowed is None else allowed.tolist())
+            rows = [r for r in rows if r in keep]
+        return store._scored(rows, self._unit, self.include_embeddings)
+
+    def adjacent(self, edge: MetadataEdge, k: int, allowed: _Rows | None) -> list[Hit]:
+        """The `k` best documents the edge leads to among `allowed` rows (None: all)."""
+        store = self.store
+        rows = store._match_rows(edge.incoming_field, edge.value)
         if allowed is not None and rows.size:
             rows = np.intersect1d(rows, allowed, assume_unique=True)
-        return rows
+        return store._top(rows, self._need_unit("adjacency"), k, self.include_embeddings)
 
-    async def aadjacent(
-        self,
-        edge: MetadataEdge,
-        embedding: Sequence[float],
-        *,
-        k: int,
-        filter: Filter | None = None,
-        include_embeddings: bool = True,
-    ) -> list[Hit]:
-        """The `k` documents most similar to `embedding` whose field `edge.incoming_field`
-        equals (or, for a list, contains) `edge.value` and that pass `filter`, best first."""
-        _check_k(k)
-        if self._n == 0:
-            return []
-        rows = self._edge_rows(edge, self._filter_rows(filter))
-        return self._top(rows, self._query(embedding), k, include_embeddings)
+    async def asearch(self, *, k: int) -> list[Hit]:
+        """The `k` documents most similar to the query that pass the filter, best first."""
+        return self.search(k)
 
-    async def aadjacent_many(
-        self,
-        edges: Sequence[MetadataEdge],
-        embedding: Sequence[float],
-        *,
-        k: int,
-        filter: Filter | None = None,
-        include_embeddings: bool = True,
-    ) -> list[list[Hit]]:
-        """`aadjacent` for each edge (same order), sharing the query and filter work."""
-        _check_k(k)
-        if self._n == 0:
+    async def aget(self, ids: Sequence[str]) -> list[Hit]:
+        """The documents with these ids that exist and pass the filter, in the order of `ids`
+        (each once), scored when the query has an embedding."""
+        return self.get(ids)
+
+    async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
+        """The `k` best documents whose field `edge.incoming_field` equals (or contains)
+        `edge.value` and that pass the filter."""
+        return (await self.aadjacent_many([edge], k=k))[0]
+
+    async def aadjacent_many(self, edges: Sequence[MetadataEdge], *, k: int) -> list[list[Hit]]:
+        """`aadjacent` for each edge (same order), sharing the filter's rows."""
+        k = check_k(k)
+        for e in edges:
+            if not isinstance(e, MetadataEdge):
+                raise invalid("edge", e, "a MetadataEdge (id edges are read with aget)")
+        if not edges or k == 0 or self.store._n == 0:
             return [[] for _ in edges]
-        q = self._query(embedding)
-        allowed = self._filter_rows(filter)
-        return [self._top(self._edge_rows(e, allowed), q, k, include_embeddings) for e in edges]
+        allowed = self.store._filter_rows(self.conditions)
+        return [self.adjacent(e, k, allowed) for e in edges]
