@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hoprag.errors import invalid
+
 if TYPE_CHECKING:
     from hoprag.edges import Edge
 
@@ -23,22 +25,19 @@ class Document:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise ValueError(f"Document id must be a non-empty string, got {self.id!r}")
+            raise invalid("Document id", self.id, "a non-empty string")
         if not isinstance(self.content, str):
-            raise TypeError(
-                f"Document {self.id!r}: content must be a string, got {type(self.content).__name__}"
-            )
+            raise invalid(f"content of document {self.id!r}", self.content, "a string")
         if not isinstance(self.metadata, Mapping):
-            raise TypeError(
-                f"Document {self.id!r}: metadata must be a mapping, got "
-                f"{type(self.metadata).__name__}"
-            )
+            raise invalid(f"metadata of document {self.id!r}", self.metadata, "a mapping")
         if self.embedding is not None:
-            vec = list(map(float, self.embedding))
-            if not vec:
-                raise ValueError(f"Document {self.id!r}: embedding is empty")
-            if not all(map(math.isfinite, vec)):
-                raise ValueError(f"Document {self.id!r}: embedding contains NaN or infinity")
+            what = f"embedding of document {self.id!r}"
+            try:
+                vec = list(map(float, self.embedding))
+            except (TypeError, ValueError):
+                raise invalid(what, self.embedding, "a sequence of floats") from None
+            if not vec or not all(map(math.isfinite, vec)):
+                raise invalid(what, self.embedding, "a non-empty sequence of finite floats")
             self.embedding = vec
 
 
@@ -52,11 +51,10 @@ class Path:
 
     def __post_init__(self) -> None:
         if not self.nodes:
-            raise ValueError("A path has at least one node")
+            raise invalid("Path nodes", self.nodes, "at least one node id")
         if len(self.nodes) != len(self.edges) + 1:
-            raise ValueError(
-                f"A path with {len(self.nodes)} nodes needs {len(self.nodes) - 1} edges, "
-                f"got {len(self.edges)}"
+            raise invalid(
+                "Path edges", self.edges, f"{len(self.nodes) - 1} edges for {len(self.nodes)} nodes"
             )
 
     @property

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hoprag.documents import Document
+from hoprag.errors import invalid
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -95,9 +96,7 @@ class MetadataEdge(Edge):
 
     def __post_init__(self) -> None:
         if not isinstance(self.incoming_field, str) or not self.incoming_field:
-            raise ValueError(
-                f"MetadataEdge field must be a non-empty string, got {self.incoming_field!r}"
-            )
+            raise invalid("MetadataEdge field", self.incoming_field, "a non-empty string")
         value = _freeze(self.value)
         key = (self.incoming_field, value_key(value))
         object.__setattr__(self, "value", value)
@@ -225,18 +224,13 @@ EdgeFunction = Callable[[Document], Edges]
 def _check_side(spec: Any, side: Any, name: str) -> str:
     if isinstance(side, Id):
         return ID_FIELD
+    what = f"the {name} of edge spec {spec!r}"
     if not isinstance(side, str):
-        raise TypeError(
-            f"Edge spec {spec!r}: {name} must be a field name (str) or Id(), "
-            f"got {type(side).__name__}"
-        )
+        raise invalid(what, side, "a field name (str) or Id()")
     if not side or side.startswith(".") or side.endswith(".") or ".." in side:
-        raise ValueError(f"Edge spec {spec!r}: {name} {side!r} is not a valid field name")
+        raise invalid(what, side, "a field name (dotted parts non-empty)")
     if side.startswith("$") and side != ID_FIELD:
-        raise ValueError(
-            f"Edge spec {spec!r}: {name} {side!r} is not a field name; "
-            "only '$id' may start with '$'"
-        )
+        raise invalid(what, side, "a field name or '$id' (only '$id' may start with '$')")
     return side
 
 
@@ -264,16 +258,13 @@ class MetadataEdgeFunction:
     __slots__ = ("specs",)
 
     def __init__(self, specs: Iterable[EdgeSpec]) -> None:
-        if isinstance(specs, str | bytes) or not isinstance(specs, Iterable):
-            raise TypeError(
-                f"edges must be a list of (source, target) specs or a callable, got {specs!r}"
-            )
+        if isinstance(specs, str | bytes | Mapping) or not isinstance(specs, Iterable):
+            raise invalid("edges", specs, "a list of (source, target) specs or an edge function")
         parsed: list[tuple[str, str]] = []
         for spec in specs:
             if not isinstance(spec, tuple | list) or len(spec) != 2:
-                raise ValueError(
-                    f"Edge spec {spec!r} must be a pair (source, target), "
-                    "e.g. ('keywords', 'keywords')"
+                raise invalid(
+                    "an edge spec", spec, "a pair (source, target), e.g. ('keywords', 'keywords')"
                 )
             parsed.append(
                 (_check_side(spec, spec[0], "source"), _check_side(spec, spec[1], "target"))
@@ -324,7 +315,7 @@ class MetadataEdgeFunction:
 
 def parse_edges(edges: Iterable[EdgeSpec] | EdgeFunction | MetadataEdgeFunction) -> EdgeFunction:
     """Turn `edges` (a list of specs, a `MetadataEdgeFunction` or any callable
-    `Document -> Edges`) into an edge function; raise TypeError/ValueError on malformed input."""
+    `Document -> Edges`) into an edge function; raise `InvalidInputError` on malformed input."""
     if isinstance(edges, MetadataEdgeFunction):
         return edges
     if callable(edges):

@@ -60,11 +60,6 @@ class TraversalStats:
         return sum(h.rows for h in self.hops)
 
     @property
-    def total_candidates(self) -> int:
-        """All distinct documents handed to the strategy."""
-        return sum(h.candidates for h in self.hops)
-
-    @property
     def peak_candidates(self) -> int:
         """The most candidates any single hop produced (0 before the first hop)."""
         return max((h.candidates for h in self.hops), default=0)

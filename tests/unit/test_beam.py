@@ -30,6 +30,7 @@ from hoprag import (
     atraverse,
 )
 from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 
@@ -78,21 +79,21 @@ def ids(nodes: list[Node]) -> list[str]:
     ("kwargs", "error", "word"),
     [
         ({"beam_width": 0}, ValueError, "beam_width"),
-        ({"beam_width": 2.0}, TypeError, "beam_width"),
+        ({"beam_width": 2.0}, InvalidInputError, "beam_width"),
         ({"max_depth": -1}, ValueError, "max_depth"),
         ({"adjacent_k": -1}, ValueError, "adjacent_k"),
-        ({"path_preference": "company"}, TypeError, "path_preference"),
-        ({"path_preference": ["company", 3]}, TypeError, "path_preference"),
-        ({"type_field": ""}, TypeError, "type_field"),
-        ({"signals": [0.5]}, TypeError, "signals"),
-        ({"signals": StartBoost()}, TypeError, "signals"),
-        ({"prune": "no"}, TypeError, "prune"),
+        ({"path_preference": "company"}, InvalidInputError, "path_preference"),
+        ({"path_preference": ["company", 3]}, InvalidInputError, "path_preference"),
+        ({"type_field": ""}, InvalidInputError, "type_field"),
+        ({"signals": [0.5]}, InvalidInputError, "signals"),
+        ({"signals": StartBoost()}, InvalidInputError, "signals"),
+        ({"prune": "no"}, InvalidInputError, "prune"),
         ({"decay": 1.0}, ValueError, "decay"),
         ({"decay": -0.1}, ValueError, "decay"),
         ({"max_bonus": 2}, ValueError, "max_bonus"),
         ({"preference_weight": float("nan")}, ValueError, "preference_weight"),
         ({"max_edges_per_node": 0}, ValueError, "max_edges_per_node"),
-        ({"beam_wdith": 3}, TypeError, "beam_wdith"),
+        ({"beam_wdith": 3}, InvalidInputError, "beam_wdith"),
     ],
 )
 def test_bad_parameters(kwargs: dict[str, Any], error: type, word: str) -> None:
@@ -111,7 +112,7 @@ def test_defaults_and_immutability() -> None:
     assert Beam(path_preference=[]).path_preference is None
     pred = Beam(prune=lambda n: False).prune
     assert isinstance(pred, Prune) and pred.node is not None
-    with pytest.raises(TypeError, match=r"Prune\.edge"):
+    with pytest.raises(InvalidInputError, match=r"Prune\.edge"):
         Prune(edge=3)  # type: ignore[arg-type]
 
 

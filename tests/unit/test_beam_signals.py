@@ -12,6 +12,7 @@ import pytest
 from test_beam import doc, ids, run, store_of
 
 from hoprag import Beam, Importance, MetadataEdge, Node, Path, Recency, Signal, StartBoost
+from hoprag.errors import InvalidInputError
 from hoprag.strategies.signals import SignalContext, parse_time
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -113,11 +114,11 @@ def test_start_boost_reads_the_start_node_of_the_path() -> None:
     ("factory", "kwargs", "error"),
     [
         (StartBoost, {"weight": -0.1}, ValueError),
-        (StartBoost, {"weight": "x"}, TypeError),
-        (Importance, {"field": ""}, TypeError),
+        (StartBoost, {"weight": "x"}, InvalidInputError),
+        (Importance, {"field": ""}, InvalidInputError),
         (Importance, {"field": "cap", "weight": float("inf")}, ValueError),
         (Recency, {"field": "d", "half_life_days": 0}, ValueError),
-        (Recency, {"field": "d", "half_life_days": "1"}, TypeError),
+        (Recency, {"field": "d", "half_life_days": "1"}, InvalidInputError),
         (Recency, {"field": "d", "now": "soon"}, ValueError),
     ],
 )

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoprag import Document, Edges, Id, IdEdge, MetadataEdge, MetadataEdgeFunction, parse_edges
+from hoprag.errors import InvalidInputError
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,6}(\.[a-z][a-z0-9_]{0,6}){0,2}", fullmatch=True)
 sides = st.one_of(names, st.just("$id"), st.just(Id()))
@@ -103,7 +104,7 @@ bad_specs = st.one_of(
 @settings(max_examples=60, deadline=None)
 @given(spec=bad_specs)
 def test_malformed_specs_name_the_spec(spec: Any) -> None:
-    with pytest.raises((ValueError, TypeError)) as err:
+    with pytest.raises(InvalidInputError) as err:
         MetadataEdgeFunction([("ok", "ok"), spec])
     assert repr(spec) in str(err.value)
 
@@ -114,9 +115,9 @@ def test_parse_edges() -> None:
 
     assert parse_edges(fn) is fn
     assert isinstance(parse_edges([("a", "b")]), MetadataEdgeFunction)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="edges"):
         parse_edges("keywords")  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="edges"):
         parse_edges(42)  # type: ignore[arg-type]
 
 

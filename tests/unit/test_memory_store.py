@@ -8,6 +8,7 @@ import pytest
 
 from hoprag import Document
 from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore, Store
 
 
@@ -44,22 +45,24 @@ async def test_embedding_models() -> None:
 
 def test_validation() -> None:
     store = MemoryStore()
-    with pytest.raises(ValueError, match="embedding="):
+    with pytest.raises(InvalidInputError, match="embedding="):
         store.add([Document("a", "needs embedding")])
     store.add([Document("a", "x", {}, [1.0, 0.0])])
-    with pytest.raises(ValueError, match="dimension 3, expected 2"):
+    with pytest.raises(
+        InvalidInputError, match="dimension 3, but the store holds vectors of dimension 2"
+    ):
         store.add([Document("b", "x", {}, [1.0, 0.0, 1.0])])
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(InvalidInputError, match="finite floats"):
         Document("c", "x", {}, [math.nan, 1.0])
-    with pytest.raises(ValueError, match="zero"):
+    with pytest.raises(InvalidInputError, match="zero"):
         store.add([Document("c", "x", {}, [0.0, 0.0])])
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(InvalidInputError, match="k must be"):
         store.search([1.0, 0.0], k=-1)
-    with pytest.raises(ValueError, match="dimension"):
+    with pytest.raises(InvalidInputError, match="dimension"):
         store.search([1.0, 0.0, 0.0], k=1)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="documents"):
         store.add(Document("d", "x", {}, [1.0, 1.0]))  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInputError, match="ids"):
         store.get("a")
     assert len(store) == 1
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from hoprag import Eager, Mmr, Scored, Strategy
+from hoprag.errors import InvalidInputError
 
 
 def _sim(node: Any) -> float:
@@ -17,22 +18,22 @@ def _sim(node: Any) -> float:
 @pytest.mark.parametrize(
     ("factory", "kwargs", "error"),
     [
-        (Eager, {"selectk": 3}, TypeError),
+        (Eager, {"selectk": 3}, InvalidInputError),
         (Eager, {"select_k": -1}, ValueError),
         (Eager, {"start_k": -2}, ValueError),
         (Eager, {"adjacent_k": -1}, ValueError),
         (Eager, {"max_depth": -1}, ValueError),
         (Eager, {"max_traverse": -1}, ValueError),
-        (Eager, {"select_k": 2.5}, TypeError),
-        (Eager, {"select_k": True}, TypeError),
-        (Eager, {"lambda_mult": 0.5}, TypeError),
+        (Eager, {"select_k": 2.5}, InvalidInputError),
+        (Eager, {"select_k": True}, InvalidInputError),
+        (Eager, {"lambda_mult": 0.5}, InvalidInputError),
         (Mmr, {"lambda_mult": 1.5}, ValueError),
         (Mmr, {"lambda_mult": -0.1}, ValueError),
         (Mmr, {"lambda_mult": float("nan")}, ValueError),
-        (Mmr, {"lambda_mult": "0.5"}, TypeError),
-        (Mmr, {"min_mmr_score": "high"}, TypeError),
-        (Scored, {}, TypeError),
-        (Scored, {"scorer": 3}, TypeError),
+        (Mmr, {"lambda_mult": "0.5"}, InvalidInputError),
+        (Mmr, {"min_mmr_score": "high"}, InvalidInputError),
+        (Scored, {}, InvalidInputError),
+        (Scored, {"scorer": 3}, InvalidInputError),
         (Scored, {"scorer": _sim, "per_iteration_limit": 0}, ValueError),
     ],
 )

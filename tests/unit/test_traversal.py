@@ -26,6 +26,7 @@ from hoprag import (
     atraverse,
 )
 from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 
@@ -209,19 +210,32 @@ async def test_custom_edge_function() -> None:
     assert result[-1].path.nodes == ("n0", "n1", "n2", "n3")
 
 
-async def test_argument_errors(memory: MemoryStore) -> None:
-    with pytest.raises(TypeError, match="strategy"):
+async def test_bad_arguments_raise_invalid_input_before_any_query(memory: MemoryStore) -> None:
+    # Store-independent arguments are checked when the stream is made ...
+    with pytest.raises(InvalidInputError, match="strategy"):
         hoprag.astream("q", store=memory, edges=EDGES, strategy="eager")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="Edge spec"):
+    with pytest.raises(InvalidInputError, match="edge spec"):
         hoprag.astream("q", store=memory, edges=[("a",)], strategy=Eager())  # type: ignore[list-item]
-    with pytest.raises(TypeError, match="filter"):
-        hoprag.astream("q", store=memory, edges=EDGES, strategy=Eager(), filter=[1])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="query"):
+    with pytest.raises(InvalidInputError, match="query"):
         hoprag.astream(None, store=memory, edges=EDGES, strategy=Eager())
-    with pytest.raises(ValueError, match="NaN"):
-        hoprag.astream(
-            None, store=memory, edges=EDGES, strategy=Eager(), query_embedding=[math.nan] * DIM
-        )
+    with pytest.raises(InvalidInputError, match="max_concurrency"):
+        hoprag.astream("q", store=memory, edges=EDGES, strategy=Eager(), max_concurrency=0)
+    with pytest.raises(InvalidInputError, match="initial_root_ids"):
+        hoprag.astream("q", store=memory, edges=EDGES, strategy=Eager(), initial_root_ids="n0")
+    # ... the vector and the filter once by the store, when iteration starts: nothing is sent.
+    store = RecordingStore(memory)
+    bad: list[dict[str, Any]] = [
+        {"filter": [1]},
+        {"filter": {"type": {"$gt": 1}}},
+        {"filter": {"": "x"}},
+        {"query_embedding": [math.nan] * DIM},
+        {"query_embedding": [0.0] * DIM},
+        {"query_embedding": [1.0] * (DIM + 1)},
+    ]
+    for kwargs in bad:
+        with pytest.raises(InvalidInputError):
+            await atraverse("q", store=store, edges=EDGES, strategy=Eager(), **kwargs)
+    assert store.calls == []
 
 
 # -- property test on random graphs ------------------------------------------------------------

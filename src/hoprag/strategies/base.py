@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from abc import ABC, abstractmethod
+from abc import ABC, ABCMeta, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from hoprag.documents import Node
 from hoprag.edges import Edge
+from hoprag.errors import InvalidInputError
 
 DEFAULT_SELECT_K = 5
 
@@ -24,9 +25,9 @@ def _check_int(name: str, value: Any, *, allow_none: bool = False, minimum: int 
         return
     if isinstance(value, bool) or not isinstance(value, int):
         kind = "an int or None" if allow_none else "an int"
-        raise TypeError(f"{name} must be {kind}, got {value!r}")
+        raise InvalidInputError(f"{name} must be {kind}, got {value!r}")
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
 
 
 class Tracker:
@@ -143,8 +144,43 @@ class RunState(ABC):
         return {}
 
 
+class _StrategyMeta(ABCMeta):
+    """Names unknown and missing parameters of a strategy as `InvalidInputError`, listing the
+    allowed ones, instead of the dataclass's bare `TypeError`."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if dataclasses.is_dataclass(cls):
+            fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+            allowed = ", ".join(sorted(n for n in fields if not n.startswith("_")))
+            if args:
+                raise InvalidInputError(
+                    f"{cls.__name__} takes keyword parameters only ({allowed}), got {args!r}"
+                )
+            unknown = sorted(set(kwargs) - set(fields))
+            if unknown:
+                raise InvalidInputError(
+                    f"{cls.__name__} got unknown parameter(s) {', '.join(unknown)}; "
+                    f"allowed: {allowed}",
+                    argument=unknown[0],
+                    allowed=allowed,
+                )
+            missing = sorted(
+                n
+                for n, f in fields.items()
+                if n not in kwargs
+                and f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING
+            )
+            if missing:
+                raise InvalidInputError(
+                    f"{cls.__name__} needs the parameter(s) {', '.join(missing)}",
+                    argument=missing[0],
+                )
+        return super().__call__(*args, **kwargs)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Strategy(ABC):
+class Strategy(ABC, metaclass=_StrategyMeta):
     """How a traversal chooses nodes. Parameters keep graph-retriever 0.8's names: `select_k`
     nodes are returned; `start_k` come from the vector search (plus any initial roots);
     `adjacent_k` is the most documents fetched per hop; `max_depth` bounds the hops from a
@@ -180,7 +216,7 @@ class Strategy(ABC):
 def check_unit_interval(name: str, value: Any) -> float:
     """Return `value` as a float, or raise if it is not a number in [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
+        raise InvalidInputError(f"{name} must be a number in [0, 1], got {value!r}")
     if not (0.0 <= float(value) <= 1.0) or math.isnan(value):
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
+        raise InvalidInputError(f"{name} must be in [0, 1], got {value}")
     return float(value)

@@ -40,6 +40,7 @@ from typing import Any
 
 from hoprag.documents import Node, Path
 from hoprag.edges import MISSING, Edge, edge_sort_key, nested_get
+from hoprag.errors import InvalidInputError
 from hoprag.strategies.base import RunState, Strategy, _check_int
 from hoprag.strategies.signals import Signal, SignalContext
 
@@ -68,16 +69,18 @@ class Prune:
         for name in ("node", "edge", "leaf"):
             fn = getattr(self, name)
             if fn is not None and not callable(fn):
-                raise TypeError(f"Prune.{name} must be a callable returning bool, got {fn!r}")
+                raise InvalidInputError(
+                    f"Prune.{name} must be a callable returning bool, got {fn!r}"
+                )
 
 
 def _check_number(name: str, value: Any, *, low: float, high: float, high_open: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number, got {value!r}")
+        raise InvalidInputError(f"{name} must be a number, got {value!r}")
     ok = low <= value < high if high_open else low <= value <= high
     if not ok or math.isnan(value):
         bracket = ")" if high_open else "]"
-        raise ValueError(f"{name} must be in [{low}, {high}{bracket}, got {value}")
+        raise InvalidInputError(f"{name} must be in [{low}, {high}{bracket}, got {value}")
     return float(value)
 
 
@@ -189,7 +192,9 @@ class _BeamRun(RunState):
                 continue
             v = signal.value(node, path, ctx)
             if isinstance(v, bool) or not isinstance(v, int | float) or math.isnan(v):
-                raise ValueError(f"{signal!r} returned {v!r} for node {node.id!r}; want [0, 1]")
+                raise InvalidInputError(
+                    f"{signal!r} returned {v!r} for node {node.id!r}; want [0, 1]"
+                )
             total += weight * min(max(float(v), 0.0), 1.0)
         if self._pref_weight:
             total += self._pref_weight * self._conformance(node, path)
@@ -368,29 +373,35 @@ class Beam(Strategy):
         pref = self.path_preference
         if pref is not None:
             if isinstance(pref, str) or not isinstance(pref, Sequence):
-                raise TypeError(
+                raise InvalidInputError(
                     f"path_preference must be a sequence of node types, e.g. "
                     f"('company', 'person'), got {pref!r}"
                 )
             if not all(isinstance(t, str) and t for t in pref):
-                raise TypeError(f"path_preference types must be non-empty strings, got {pref!r}")
+                raise InvalidInputError(
+                    f"path_preference types must be non-empty strings, got {pref!r}"
+                )
             object.__setattr__(self, "path_preference", tuple(pref) or None)
         if not isinstance(self.type_field, str) or not self.type_field:
-            raise TypeError(f"type_field must be a non-empty field name, got {self.type_field!r}")
+            raise InvalidInputError(
+                f"type_field must be a non-empty field name, got {self.type_field!r}"
+            )
         signals = self.signals
         if isinstance(signals, Signal) or not isinstance(signals, Iterable):
-            raise TypeError(f"signals must be a sequence of Signal objects, got {signals!r}")
+            raise InvalidInputError(
+                f"signals must be a sequence of Signal objects, got {signals!r}"
+            )
         signals = tuple(signals)
         for s in signals:
             if not isinstance(s, Signal):
-                raise TypeError(
+                raise InvalidInputError(
                     f"signals must be Signal objects (StartBoost, Importance, Recency), got {s!r}"
                 )
         object.__setattr__(self, "signals", signals)
         prune = self.prune
         if prune is not None and not isinstance(prune, Prune):
             if not callable(prune):
-                raise TypeError(
+                raise InvalidInputError(
                     f"prune must be a Prune(node=..., edge=..., leaf=...) or a callable "
                     f"Node -> bool, got {prune!r}"
                 )

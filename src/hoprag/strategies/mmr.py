@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hoprag.documents import Node
+from hoprag.errors import InvalidInputError, StoreError
 from hoprag.strategies.base import RunState, Strategy, _check_int, check_unit_interval
 
 
@@ -42,7 +43,7 @@ class _MmrRun(RunState):
     def __init__(self, strategy: Mmr, query_embedding: Sequence[float] | None) -> None:
         super().__init__(strategy, query_embedding)
         if query_embedding is None:
-            raise ValueError("Mmr needs the query embedding")
+            raise InvalidInputError("Mmr needs the query embedding")
         self._query = _unit_rows(query_embedding)[0]
         dim = self._query.shape[0]
         self._nodes: list[Node] = []
@@ -55,10 +56,12 @@ class _MmrRun(RunState):
     def _add(self, nodes: Sequence[Node]) -> None:
         missing = [n.id for n in nodes if n.embedding is None]
         if missing:
-            raise ValueError(f"Mmr needs embeddings; the store returned none for {missing[:5]}")
+            raise StoreError(
+                f"Mmr needs embeddings; the store returned none for {missing[:5]}"
+            )
         emb = _unit_rows([n.embedding for n in nodes])  # type: ignore[misc]
         if emb.shape[1] != self._query.shape[0]:
-            raise ValueError(
+            raise StoreError(
                 f"embedding dimension {emb.shape[1]} does not match the query's "
                 f"{self._query.shape[0]}"
             )
@@ -150,7 +153,7 @@ class Mmr(Strategy):
         )
         m = self.min_mmr_score
         if isinstance(m, bool) or not isinstance(m, int | float) or m != m:
-            raise TypeError(f"min_mmr_score must be a number, got {m!r}")
+            raise InvalidInputError(f"min_mmr_score must be a number, got {m!r}")
         object.__setattr__(self, "min_mmr_score", float(m))
         _check_int("prefetch", self.prefetch)
 

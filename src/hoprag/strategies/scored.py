@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from hoprag.documents import Node
+from hoprag.errors import InvalidInputError
 from hoprag.strategies.base import RunState, Strategy, _check_int
 
 
@@ -25,7 +26,7 @@ class _ScoredRun(RunState):
         for node in nodes:
             score = float(scorer(node))
             if math.isnan(score):
-                raise ValueError(f"scorer returned NaN for node {node.id!r}")
+                raise InvalidInputError(f"scorer returned NaN for node {node.id!r}")
             node.extra_metadata["_score"] = score
             heapq.heappush(self._heap, (-score, next(self._seq), node))
         tracker = self.tracker
@@ -51,7 +52,7 @@ class Scored(Strategy):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not callable(self.scorer):
-            raise TypeError(f"scorer must be a callable Node -> float, got {self.scorer!r}")
+            raise InvalidInputError(f"scorer must be a callable Node -> float, got {self.scorer!r}")
         _check_int("per_iteration_limit", self.per_iteration_limit, allow_none=True, minimum=1)
 
     def finalize(self, selected: Sequence[Node]) -> list[Node]:

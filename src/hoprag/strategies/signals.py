@@ -6,7 +6,7 @@ A signal maps a candidate path (its end node and the path that reached it) to a 
 anything: they read the node's metadata and the run's `SignalContext`.
 
 Missing values are neutral (value 0: no bonus); a value that is present but malformed (a
-market cap of "big", a date of "soon") raises `ValueError` naming the document, the field and
+market cap of "big", a date of "soon") raises `InvalidInputError` naming the document, the field and
 the value, rather than silently ranking the document as if the field were absent."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from hoprag.documents import Node, Path
 from hoprag.edges import MISSING, nested_get
+from hoprag.errors import InvalidInputError
 
 DEFAULT_SIGNAL_WEIGHT = 0.02
 """Default weight of each shipped signal: a bonus of at most 0.02 in cosine-similarity units."""
@@ -49,15 +50,17 @@ class Signal(ABC):
 
 def _check_weight(weight: Any) -> float:
     if isinstance(weight, bool) or not isinstance(weight, int | float):
-        raise TypeError(f"signal weight must be a number >= 0, got {weight!r}")
+        raise InvalidInputError(f"signal weight must be a number >= 0, got {weight!r}")
     if not math.isfinite(weight) or weight < 0:
-        raise ValueError(f"signal weight must be a finite number >= 0, got {weight}")
+        raise InvalidInputError(f"signal weight must be a finite number >= 0, got {weight}")
     return float(weight)
 
 
 def _check_field(field: Any, what: str) -> str:
     if not isinstance(field, str) or not field:
-        raise TypeError(f"{what} field must be a non-empty metadata field name, got {field!r}")
+        raise InvalidInputError(
+            f"{what} field must be a non-empty metadata field name, got {field!r}"
+        )
     return field
 
 
@@ -82,11 +85,11 @@ def _importance(node: Node, field: str) -> float | None:
     if raw is MISSING or raw is None:
         return None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not raw >= 0:
-        raise ValueError(
+        raise InvalidInputError(
             f"Importance: document {node.id!r} field {field!r} must be a number >= 0, got {raw!r}"
         )
     if not math.isfinite(raw):
-        raise ValueError(f"Importance: document {node.id!r} field {field!r} is {raw!r}")
+        raise InvalidInputError(f"Importance: document {node.id!r} field {field!r} is {raw!r}")
     return math.log1p(float(raw))
 
 
@@ -96,8 +99,8 @@ class Importance(Signal):
     scale: with `x` the field's value (>= 0), the value is
     `(log1p(x) - lo) / (hi - lo)`, where `lo` and `hi` are the least and greatest `log1p` of
     the field over the nodes the run has scored so far (1 when `hi == lo`). A missing field is
-    neutral (0); a non-numeric or negative value raises `ValueError`. Dotted field names reach
-    into nested dicts."""
+    neutral (0); a non-numeric or negative value raises `InvalidInputError`. Dotted field names
+    reach into nested dicts."""
 
     field: str
     weight: float = DEFAULT_SIGNAL_WEIGHT
@@ -134,18 +137,18 @@ def parse_time(value: Any) -> datetime:
     elif isinstance(value, date):
         dt = datetime(value.year, value.month, value.day)
     elif isinstance(value, bool):
-        raise ValueError(f"not a date: {value!r}")
+        raise InvalidInputError(f"not a date: {value!r}")
     elif isinstance(value, int | float):
         if not math.isfinite(value):
-            raise ValueError(f"not a date: {value!r}")
+            raise InvalidInputError(f"not a date: {value!r}")
         dt = datetime.fromtimestamp(float(value), tz=UTC)
     elif isinstance(value, str):
         try:
             dt = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise ValueError(f"not an ISO 8601 date or datetime: {value!r}") from None
+            raise InvalidInputError(f"not an ISO 8601 date or datetime: {value!r}") from None
     else:
-        raise ValueError(f"not a date: {value!r}")
+        raise InvalidInputError(f"not a date: {value!r}")
     return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
@@ -156,7 +159,7 @@ class Recency(Signal):
     traversal started), the value is `0.5 ** (max(age, 0) / half_life_days)`, so a document
     `half_life_days` old gets half the bonus of one dated now; future dates count as now.
     Accepts ISO 8601 dates and datetimes, `datetime`/`date` objects and Unix epoch seconds.
-    A missing field is neutral (0); an unparseable one raises `ValueError`."""
+    A missing field is neutral (0); an unparseable one raises `InvalidInputError`."""
 
     field: str
     half_life_days: float = 365.0
@@ -167,9 +170,9 @@ class Recency(Signal):
         _check_field(self.field, "Recency")
         h = self.half_life_days
         if isinstance(h, bool) or not isinstance(h, int | float):
-            raise TypeError(f"half_life_days must be a number > 0, got {h!r}")
+            raise InvalidInputError(f"half_life_days must be a number > 0, got {h!r}")
         if not math.isfinite(h) or h <= 0:
-            raise ValueError(f"half_life_days must be a finite number > 0, got {h}")
+            raise InvalidInputError(f"half_life_days must be a finite number > 0, got {h}")
         object.__setattr__(self, "half_life_days", float(h))
         object.__setattr__(self, "weight", _check_weight(self.weight))
         if self.now is not None:
@@ -183,7 +186,9 @@ class Recency(Signal):
         try:
             when = parse_time(raw)
         except ValueError as exc:
-            raise ValueError(f"Recency: document {node.id!r} field {self.field!r}: {exc}") from None
+            raise InvalidInputError(
+                f"Recency: document {node.id!r} field {self.field!r}: {exc}"
+            ) from None
         now = self.now or context.now
         age_days = max((now - when).total_seconds() / 86400.0, 0.0)
         return float(0.5 ** (age_days / self.half_life_days))
