@@ -4,44 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hoprag import Document
+from hoprag.testing.data import COMPLIANCE_DIM, compliance_documents, unit_vectors
 
-COMPLIANCE_DIM = 8
-
-
-def unit_vectors(n: int, dim: int, seed: int) -> np.ndarray:
-    """`n` random unit vectors (rows), reproducible from `seed`."""
-    rng = np.random.default_rng(seed)
-    mat = rng.standard_normal((n, dim))
-    return mat / np.linalg.norm(mat, axis=1, keepdims=True)
-
-
-def compliance_documents(dim: int = COMPLIANCE_DIM) -> list[Document]:
-    """Twelve documents with explicit embeddings covering every metadata shape a store must
-    match: scalars, lists, nested dicts, ints vs floats vs bools, and citations by id."""
-    vecs = unit_vectors(12, dim, seed=7)
-    meta: list[dict[str, Any]] = [
-        {"type": "mammal", "keywords": ["fur", "claws"], "cites": ["d1", "d2"], "n": 1},
-        {"type": "mammal", "keywords": ["fur"], "cites": ["d3"], "n": 2, "loc": {"city": "Oslo"}},
-        {"type": "bird", "keywords": ["wings", "claws"], "cites": [], "n": 1.0},
-        {"type": "bird", "keywords": ["wings"], "cites": ["d0"], "n": 3, "flag": True},
-        {"type": "fish", "keywords": ["fins"], "n": 2.5, "loc": {"city": "Paris"}},
-        {"type": "fish", "keywords": ["fins", "scales"], "cites": ["d4"], "flag": 1},
-        {"type": "reptile", "keywords": ["scales", "claws"], "loc": {"city": "Oslo"}},
-        {"type": "reptile", "keywords": ["scales"], "cites": ["d6", "missing"], "n": 4},
-        {"type": "mammal", "keywords": ["fur", "hooves"], "loc": {"city": "Rome", "zip": 1}},
-        {"type": "insect", "keywords": ["wings", "legs"], "n": 5, "flag": False},
-        {"type": "insect", "keywords": ["legs"], "cites": ["d9", "d8"], "tag": "solo"},
-        {"type": "mammal", "keywords": [], "n": 1, "loc": {"city": "Oslo", "zip": 2}},
-    ]
-    return [
-        Document(f"d{i}", f"document {i} about {m['type']}", m, [float(x) for x in vecs[i]])
-        for i, m in enumerate(meta)
-    ]
+__all__ = [
+    "COMPLIANCE_DIM",
+    "compliance_documents",
+    "graph_documents",
+    "unit_vectors",
+    "write_articles_jsonl",
+]
 
 
 def graph_documents(

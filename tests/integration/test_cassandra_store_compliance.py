@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from store_compliance import StoreCompliance, StoreFactory
 
 from hoprag import Document
 from hoprag.stores.cassandra.store import CassandraStore
-from store_compliance import StoreCompliance, StoreFactory
 
 
 @pytest.fixture

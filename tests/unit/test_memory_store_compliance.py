@@ -1,4 +1,4 @@
-"""The store compliance suite run against MemoryStore."""
+"""The shipped store compliance suite (`hoprag.testing`) run against MemoryStore."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from hoprag import Document
 from hoprag.stores import MemoryStore
-from store_compliance import StoreCompliance, StoreFactory
+from hoprag.testing import StoreCompliance, StoreFactory
 
 
 @pytest.fixture

@@ -1,0 +1,28 @@
+"""The store compliance suite, shipped so that any `Store` can prove itself.
+
+    # test_my_store.py  (needs pytest and pytest-asyncio)
+    import pytest
+    from hoprag.testing import StoreCompliance
+
+    class TestMyStore(StoreCompliance):
+        @pytest.fixture
+        def store_factory(self):
+            async def make(embedding, documents):   # a fresh store holding exactly `documents`
+                store = MyStore(embedding=embedding)
+                await store.aadd(documents)
+                return store
+            return make
+
+A store with a documented deviation lists the test in `deviations` (test name -> reason):
+the test is then expected to fail, and a deviation that no longer fails is reported."""
+
+from hoprag.testing.compliance import StoreCompliance, StoreFactory
+from hoprag.testing.data import COMPLIANCE_DIM, compliance_documents, unit_vectors
+
+__all__ = [
+    "COMPLIANCE_DIM",
+    "StoreCompliance",
+    "StoreFactory",
+    "compliance_documents",
+    "unit_vectors",
+]
