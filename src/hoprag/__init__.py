@@ -5,7 +5,9 @@ defined by the documents' metadata hop by hop, streaming each admitted node with
 score and path. `atraverse` / `astream` / `traverse` run a traversal over any `Store`
 (`hoprag.stores.MemoryStore`, `hoprag.stores.CassandraStore`) with a `Strategy`
 (`Eager`, `Mmr`, `Scored`, or the path search `Beam` with its `Prune` and
-signals `StartBoost`, `Importance`, `Recency`)."""
+signals `StartBoost`, `Importance`, `Recency`). Errors: `HopragError`, with `InvalidInputError`
+(a `ValueError`) for the caller's mistakes and `StoreError` / `StoreUnavailableError` for a
+store that failed or could not be reached (docs/stores.md)."""
 
 from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
@@ -19,6 +21,7 @@ from hoprag.edges import (
     MetadataEdgeFunction,
     parse_edges,
 )
+from hoprag.errors import HopragError, InvalidInputError, StoreError, StoreUnavailableError
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.strategies import (
     Beam,
@@ -46,9 +49,11 @@ __all__ = [
     "EdgeSpec",
     "Edges",
     "HopStats",
+    "HopragError",
     "Id",
     "IdEdge",
     "Importance",
+    "InvalidInputError",
     "MetadataEdge",
     "MetadataEdgeFunction",
     "Mmr",
@@ -60,6 +65,8 @@ __all__ = [
     "Scored",
     "Signal",
     "StartBoost",
+    "StoreError",
+    "StoreUnavailableError",
     "Strategy",
     "TraversalResult",
     "TraversalStats",
