@@ -95,7 +95,7 @@ class GraphRetriever(BaseRetriever):
     own `strategy` keeps its `select_k` unless the call also gives `k`. Any other option, at
     construction or per call, is an `InvalidInputError` that names it."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     store: Any
     edges: Any
