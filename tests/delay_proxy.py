@@ -1,11 +1,17 @@
 """A TCP proxy that adds a fixed latency, like a network link between a client and a remote
 node (another zone, Astra): every chunk is held `delay` seconds in each direction, in order,
-and throughput is untouched. It runs its own event loop in a thread."""
+and throughput is untouched. It runs its own event loop in a thread.
+
+A test can also hold the answers: while `hold()` is true, nothing goes from the node to the
+client (after the delay) until `recheck()` finds it false, so what is in flight at a moment
+is decided by the test, not by timing. A hold longer than `hold_timeout` seconds ends anyway
+and is counted in `held_too_long`: a test that relies on holds asserts that it is 0."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -13,10 +19,22 @@ from typing import Any
 class DelayProxy:
     """Forwards connections to `listen` (host, port) to `target`, `delay` s each way."""
 
-    def __init__(self, listen: tuple[str, int], target: tuple[str, int], delay: float) -> None:
+    def __init__(
+        self,
+        listen: tuple[str, int],
+        target: tuple[str, int],
+        delay: float,
+        hold: Callable[[], bool] | None = None,
+        hold_timeout: float = 20.0,
+    ) -> None:
         self.listen = listen
         self.target = target
         self.delay = delay
+        self.hold = hold
+        self.hold_timeout = hold_timeout
+        self.held_too_long = 0
+        self.bytes_to_client = 0
+        self._released: asyncio.Condition | None = None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
@@ -24,6 +42,13 @@ class DelayProxy:
 
     def __enter__(self) -> DelayProxy:
         self._thread.start()
+
+        async def make_condition() -> asyncio.Condition:
+            return asyncio.Condition()
+
+        self._released = asyncio.run_coroutine_threadsafe(make_condition(), self._loop).result(
+            timeout=10
+        )
         self._server = asyncio.run_coroutine_threadsafe(
             asyncio.start_server(self._accept, *self.listen), self._loop
         ).result(timeout=10)
@@ -53,7 +78,9 @@ class DelayProxy:
         self._tasks.add(task)
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
-            await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+            await asyncio.gather(
+                self._pipe(reader, up_writer), self._pipe(up_reader, writer, to_client=True)
+            )
         except (OSError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:
@@ -65,7 +92,29 @@ class DelayProxy:
             writer.close()
             self._tasks.discard(task)
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def recheck(self) -> None:
+        """Re-evaluate `hold()` now (from any thread): call it after changing what it reads."""
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._notify()))
+
+    async def _notify(self) -> None:
+        assert self._released is not None
+        async with self._released:
+            self._released.notify_all()
+
+    async def _held(self) -> None:
+        hold, released = self.hold, self._released
+        if hold is None or released is None or not hold():
+            return
+        async with released:
+            try:
+                await asyncio.wait_for(released.wait_for(lambda: not hold()), self.hold_timeout)
+            except TimeoutError:
+                self.held_too_long += 1
+
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, to_client: bool = False
+    ) -> None:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
 
@@ -83,6 +132,9 @@ class DelayProxy:
                 if not data:
                     writer.close()
                     return
+                if to_client:
+                    await self._held()
+                    self.bytes_to_client += len(data)
                 writer.write(data)
                 await writer.drain()
 

@@ -1,9 +1,12 @@
 """Fixtures that give integration tests a live Cassandra 5.0 session.
 
-The node comes from HOPRAG_CASSANDRA when it is set; otherwise this starts one with
-`scripts/cassandra up` (a local JVM, or Docker when an engine answers) and stops it at the end
-of the run. If no Cassandra can be had, every integration test fails with the reason: they
-never skip silently. Run only the unit tests with `pytest -m "not integration"`."""
+The node comes, in this order (`cassandra_backend.choose_backend`), from HOPRAG_CASSANDRA when
+it is set; from a testcontainers `CassandraContainer` (image cassandra:5.0.8) when a Docker
+engine answers (untested on this project's machines, which have none); else from a local JVM
+that `scripts/cassandra up` starts. A node the fixture started is stopped at the end of the run
+(HOPRAG_KEEP_CASSANDRA=1 keeps a JVM node). If no Cassandra can be had, every integration test
+fails with the reason: they never skip silently. Run only the unit tests with
+`pytest -m "not integration"`."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from typing import Any
 import pytest
 from keyspaces import new_keyspace
 
+from cassandra_backend import CASSANDRA_IMAGE, choose_backend, docker_answers
+
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "scripts" / "cassandra"
 
@@ -28,46 +33,70 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-class _Cluster:
-    """What the session fixture found or started."""
-
-    def __init__(self) -> None:
-        self.contact_points: str | None = None
-        self.started = False
-        self.error: str | None = None
-
-
 @pytest.fixture(scope="session")
 def cassandra_contact_points() -> Iterator[str]:
     """`host:port[,host:port]` of a live node: HOPRAG_CASSANDRA, or one this fixture starts."""
-    state = _Cluster()
-    given = os.environ.get("HOPRAG_CASSANDRA")
-    if given:
-        state.contact_points = given
+    backend = choose_backend(os.environ, docker_answers)
+    if backend.kind == "given":
+        assert backend.contact_points is not None
+        yield backend.contact_points
+    elif backend.kind == "testcontainers":
+        yield from _container_contact_points()
     else:
-        r = subprocess.run(
-            [sys.executable, str(LAUNCHER), "up"],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        if r.returncode != 0:
-            pytest.fail(
-                "integration tests need Cassandra 5.0 and `scripts/cassandra up` failed:\n"
-                + (r.stderr or r.stdout)[-3000:],
-                pytrace=False,
-            )
-        state.started = True
-        state.contact_points = r.stdout.strip().splitlines()[-1]
+        yield from _launcher_contact_points()
+
+
+def _container_contact_points() -> Iterator[str]:
+    """A throw-away container with the settings of docker/compose.yml, removed at the end."""
+    from testcontainers.community.cassandra import CassandraContainer
+
+    container = (
+        CassandraContainer(CASSANDRA_IMAGE)
+        .with_env("MAX_HEAP_SIZE", "2G")
+        .with_env("HEAP_NEWSIZE", "256M")
+        .with_env("CASSANDRA_CLUSTER_NAME", "hoprag")
+    )
     try:
-        yield state.contact_points
+        container.start()
+    except Exception as exc:
+        container.stop()
+        pytest.fail(
+            f"integration tests need Cassandra 5.0; a Docker engine answered but the "
+            f"{CASSANDRA_IMAGE} container did not start: {exc}",
+            pytrace=False,
+        )
+    try:
+        host, port = container.get_contact_points()[0]
+        yield f"{host}:{port}"
     finally:
-        if state.started and not os.environ.get("HOPRAG_KEEP_CASSANDRA"):
+        container.stop()
+
+
+def _launcher_contact_points() -> Iterator[str]:
+    """A local JVM node from `scripts/cassandra up` (told not to look for Docker again)."""
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), "up"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "HOPRAG_NO_DOCKER": "1"},
+        check=False,
+    )
+    if r.returncode != 0:
+        pytest.fail(
+            "integration tests need Cassandra 5.0 and `scripts/cassandra up` failed:\n"
+            + (r.stderr or r.stdout)[-3000:],
+            pytrace=False,
+        )
+    try:
+        yield r.stdout.strip().splitlines()[-1]
+    finally:
+        if not os.environ.get("HOPRAG_KEEP_CASSANDRA"):
             subprocess.run(
                 [sys.executable, str(LAUNCHER), "down"],
                 capture_output=True,
                 stdin=subprocess.DEVNULL,
+                env={**os.environ, "HOPRAG_NO_DOCKER": "1"},
                 check=False,
             )
 

@@ -1,6 +1,11 @@
 """CassandraStore in cassio mode over a table written by LangChain's `Cassandra` vector store
 (cassio's MetadataVectorCassandraTable), lists shredded by langchain-graph-retriever's
-ShreddingTransformer: traversals select the same ids as over hoprag's own table."""
+ShreddingTransformer: traversals select the same ids as over hoprag's own table.
+
+The writer is langchain-community's `Cassandra`, the cassio-layout store that
+langchain-graph-retriever's CassandraAdapter also wraps. langchain-cassandra 0.1.0's `Cassandra`
+is another store with another layout (an `embedding list<float>` column, JSON metadata, no vector
+index, a full scan per search), which `from_langchain_table` refuses ("no 'vector' column")."""
 
 from __future__ import annotations
 

@@ -7,7 +7,6 @@ import asyncio
 import json
 import pickle
 import threading
-import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -30,12 +29,14 @@ from hoprag.stores.cassandra.store import CassandraStore
 
 
 class FakeResponseFuture:
-    """Delivers `pages` one by one from another thread after `delay` seconds, like the
-    driver's IO thread; `result()` (a synchronous wait) must never be called."""
+    """A driver ResponseFuture whose pages are answered when the test says so: `answer()` on
+    the calling thread, `answer_in_thread()` from a thread named fake-io like the driver's IO
+    thread, or (`auto=True`) from such a thread as soon as a page is asked for. `result()` (a
+    synchronous wait) must never be called."""
 
-    def __init__(self, pages: list[Any], delay: float = 0.01, error: Exception | None = None):
+    def __init__(self, pages: list[Any], auto: bool = True, error: Exception | None = None):
         self.pages = pages
-        self.delay = delay
+        self.auto = auto
         self.error = error
         self.index = 0
         self.callbacks: list[tuple[Callable[..., None], Callable[..., None]]] = []
@@ -43,23 +44,32 @@ class FakeResponseFuture:
         self.fetches = 0
         self.threads: set[str] = set()
         self.answered = False
+        self.on_request: Callable[[], None] | None = None  # called when a page is asked for
 
     def add_callbacks(self, ok: Callable[..., None], err: Callable[..., None]) -> None:
         self.callbacks.append((ok, err))
-        self._later()
+        self._requested()
 
-    def _later(self) -> None:
-        def fire() -> None:
-            time.sleep(self.delay)
-            self.threads.add(threading.current_thread().name)
-            self.answered = True
-            for ok, err in list(self.callbacks):
-                if self.error is not None:
-                    err(self.error)
-                else:
-                    ok(self.pages[self.index])
+    def _requested(self) -> None:
+        if self.on_request is not None:
+            self.on_request()
+        if self.auto:
+            self.answer_in_thread()
 
-        threading.Thread(target=fire, name="fake-io", daemon=True).start()
+    def answer(self) -> None:
+        """Deliver the current page (or the error) to the callbacks now, on this thread."""
+        self.threads.add(threading.current_thread().name)
+        self.answered = True
+        for ok, err in list(self.callbacks):
+            if self.error is not None:
+                err(self.error)
+            else:
+                ok(self.pages[self.index])
+
+    def answer_in_thread(self) -> threading.Thread:
+        t = threading.Thread(target=self.answer, name="fake-io", daemon=True)
+        t.start()
+        return t
 
     @property
     def has_more_pages(self) -> bool:
@@ -68,7 +78,8 @@ class FakeResponseFuture:
     def start_fetching_next_page(self) -> None:
         self.fetches += 1
         self.index += 1
-        self._later()
+        self.answered = False
+        self._requested()
 
     def clear_callbacks(self) -> None:
         self.cleared = True
@@ -90,23 +101,28 @@ class FakeSession:
         return self.last
 
 
-async def test_all_pages_are_collected_without_blocking_the_loop() -> None:
-    session = FakeSession(lambda: FakeResponseFuture([[1, 2], [3], [4, 5]], delay=0.05))
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0.005)
-
-    t = asyncio.create_task(ticker())
-    rows = await bridge.submit(session, "stmt", (1,), request_timeout=3.0).rows()
-    t.cancel()
-    assert rows == [1, 2, 3, 4, 5]
-    assert session.last is not None and session.last.fetches == 2
-    assert session.last.threads == {"fake-io"}
-    assert ticks >= 10  # the loop kept running while the pages were on their way
+async def test_each_page_is_awaited_on_a_free_loop_and_answered_from_the_io_thread() -> None:
+    """The test's own coroutine, on the same loop, answers every page while `rows()` waits:
+    had the bridge blocked the loop, no page would ever be answered."""
+    session = FakeSession(lambda: FakeResponseFuture([[1, 2], [3], [4, 5]], auto=False))
+    request = bridge.submit(session, "stmt", (1,), request_timeout=3.0)
+    rf = session.last
+    assert rf is not None and len(rf.callbacks) == 1  # sent at once, before anyone awaits
+    asked = asyncio.Event()
+    rf.on_request = asked.set
+    task = asyncio.create_task(request.rows())
+    events: list[str] = []
+    for page in range(3):
+        if page:
+            await asyncio.wait_for(asked.wait(), 10)
+            asked.clear()
+        events.append(f"asked {page}")
+        assert rf.index == page and not task.done()
+        await asyncio.to_thread(rf.answer_in_thread().join)
+        events.append(f"answered {page}")
+    assert await asyncio.wait_for(task, 10) == [1, 2, 3, 4, 5]
+    assert events == ["asked 0", "answered 0", "asked 1", "answered 1", "asked 2", "answered 2"]
+    assert rf.fetches == 2 and rf.threads == {"fake-io"}
     assert session.issued[0][2] == {"timeout": 3.0}
 
 
@@ -123,18 +139,23 @@ async def test_errors_propagate() -> None:
 
 
 async def test_cancellation_is_safe_and_clears_callbacks() -> None:
-    session = FakeSession(lambda: FakeResponseFuture([[1]], delay=0.2))
+    session = FakeSession(lambda: FakeResponseFuture([[1]], auto=False))
     loop = asyncio.get_running_loop()
     errors: list[Any] = []
     loop.set_exception_handler(lambda _loop, ctx: errors.append(ctx))
     try:
         task = asyncio.create_task(bridge.submit(session, "s", None).rows())
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0)  # let the task start waiting for its page
+        rf = session.last
+        assert rf is not None and not rf.answered and not task.done()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert session.last is not None and session.last.cleared
-        await asyncio.sleep(0.3)  # the late answer arrives and is dropped quietly
+        assert rf.cleared and rf.callbacks == []
+        # The late answer comes after the cancellation and reaches nobody.
+        await asyncio.to_thread(rf.answer_in_thread().join)
+        for _ in range(3):
+            await asyncio.sleep(0)  # run whatever the answer could have scheduled
     finally:
         loop.set_exception_handler(None)
     assert errors == []
@@ -148,19 +169,25 @@ async def test_a_late_answer_after_cancel_is_dropped_even_if_already_scheduled()
     pages._deliver(None, RuntimeError("late"))
 
 
-async def test_prepare_happens_once_in_a_worker_thread() -> None:
+async def test_prepare_happens_once_in_a_worker_thread_while_the_loop_runs() -> None:
     main = threading.current_thread()
     calls: list[threading.Thread] = []
+    entered, release = threading.Event(), threading.Event()
 
     class PrepSession:
         def prepare(self, query: str) -> str:
             calls.append(threading.current_thread())
-            time.sleep(0.05)
+            entered.set()
+            if not release.wait(10):  # held until the test, on the loop, lets it finish
+                raise AssertionError("the loop never released the preparation")
             return f"prepared:{query}"
 
     configured: list[str] = []
     cache = bridge.PreparedCache(PrepSession(), configured.append)
-    got = await asyncio.gather(*(cache.get("SELECT 1") for _ in range(5)))
+    gets = asyncio.gather(*(cache.get("SELECT 1") for _ in range(5)))
+    assert await asyncio.to_thread(entered.wait, 10)
+    release.set()  # this line runs on the loop while the preparation is under way
+    got = await gets
     assert got == ["prepared:SELECT 1"] * 5
     assert len(calls) == 1 and calls[0] is not main
     assert configured == ["prepared:SELECT 1"]
@@ -402,7 +429,7 @@ class FakeAstraSession:
 
     def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
         self.bound.append((stmt.query_string, params, kw))
-        return FakeResponseFuture([self.rows], delay=0.001)
+        return FakeResponseFuture([self.rows])
 
 
 async def test_from_astra_uses_cassio_init_and_its_session(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -473,34 +500,67 @@ async def test_a_closed_store_refuses_work() -> None:
 
 
 class BurstSession(FakeAstraSession):
-    """Answers each edge query `t=<v>` with one row for document `d<v>`, after `delay`; the
-    values in `fail` fail with the given error (each once if `once`)."""
+    """Answers each edge query `t=<v>` with one row for document `d<v>`; the values in `fail`
+    fail with the given error (each once if `once`).
+
+    With `auto` every query is answered at once from a fake-io thread. Otherwise queries stay
+    unanswered until `hold` of them are in flight together (or all `total` are sent); then
+    `on_full` runs on the loop with those queries (default: answer them all, newest first);
+    with neither, they are never answered. `sent` is set once `notify_at` queries are sent.
+    Nothing here depends on time: what is in flight is decided by the test."""
 
     def __init__(
         self,
-        delay: float,
         fail: dict[int, Exception] | None = None,
         once: bool = True,
         at_submit: bool = False,
+        auto: bool = True,
+        hold: int | None = None,
+        total: int | None = None,
+        on_full: Callable[[list[FakeResponseFuture]], None] | None = None,
+        notify_at: int | None = None,
     ):
         super().__init__()
-        self.delay = delay
         self.fail = dict(fail or {})
         self.once = once
         self.at_submit = at_submit  # raise from execute_async itself instead of answering
+        self.auto = auto
+        self.hold = hold
+        self.total = total
+        self.on_full = on_full or (lambda held: [f.answer() for f in reversed(held)])
         self.futures: list[FakeResponseFuture] = []
         self.peak = 0  # most queries issued and not yet answered at once
+        self.rounds: list[int] = []  # how many queries each release answered together
+        self.notify_at = notify_at
+        self.sent = asyncio.Event()  # set once `notify_at` queries are sent
+
+    def _waiting(self) -> list[FakeResponseFuture]:
+        return [f for f in self.futures if not f.answered and not f.cleared]
 
     def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
-        self.peak = max(self.peak, 1 + sum(not f.answered for f in self.futures))
+        self.peak = max(self.peak, 1 + len(self._waiting()))
         v = int(params[1].split("=")[1])
         error = self.fail.pop(v) if self.once and v in self.fail else self.fail.get(v)
         if error is not None and self.at_submit:
             raise error
         row = (f"d{v}", f"doc {v}", json.dumps({"t": v}), 0.75)
-        rf = FakeResponseFuture([[row]], delay=self.delay, error=error)
+        rf = FakeResponseFuture([[row]], auto=self.auto, error=error)
         self.futures.append(rf)
+        if self.notify_at is not None and len(self.futures) >= self.notify_at:
+            self.sent.set()
+        waiting = self._waiting()
+        if not self.auto and (
+            (self.hold is not None and len(waiting) >= self.hold)
+            or (self.total is not None and len(self.futures) == self.total)
+        ):
+            # After the store's current step: it attaches its callbacks first, as it would
+            # before any real answer could arrive.
+            asyncio.get_running_loop().call_soon(self._release, waiting)
         return rf
+
+    def _release(self, held: list[FakeResponseFuture]) -> None:
+        self.rounds.append(len(held))
+        self.on_full(held)
 
 
 def _burst_store(session: FakeAstraSession, max_in_flight: int = 128) -> CassandraStore:
@@ -517,13 +577,29 @@ def _burst_store(session: FakeAstraSession, max_in_flight: int = 128) -> Cassand
     )
 
 
+async def _warm(store: CassandraStore, session: BurstSession) -> None:
+    """One query answered at once, so the table set-up and the statement preparation (worker
+    threads) are done before a test decides what is in flight; then the counts start over."""
+    auto, session.auto = session.auto, True
+    await store.aadjacent_many(
+        [MetadataEdge("t", 99)], [1.0, 0, 0, 0], k=2, include_embeddings=False
+    )
+    session.auto, session.futures, session.peak = auto, [], 0
+    session.sent.clear()
+
+
 async def test_a_burst_larger_than_max_in_flight_keeps_the_bound_and_the_order() -> None:
-    session = BurstSession(delay=0.01)
+    session = BurstSession(auto=False, hold=3, total=10)
     store = _burst_store(session, max_in_flight=3)
+    await _warm(store, session)
     edges = [MetadataEdge("t", v) for v in range(10)]
-    got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    got = await asyncio.wait_for(
+        store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False), 30
+    )
+    # Answered newest first, three at a time: the results still follow the edges.
     assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(10)]
-    assert session.peak == 3  # all the bound allows, and never more
+    assert session.rounds == [3, 3, 3, 1]  # every slot the bound allows was used
+    assert session.peak == 3  # and never more
     assert store.in_flight == 0
     store.close()
 
@@ -537,7 +613,7 @@ async def test_a_transient_failure_in_a_burst_is_retried_alone(
     from hoprag.stores.cassandra import store as store_module
 
     monkeypatch.setattr(store_module, "READ_RETRY_DELAY", 0.001)
-    session = BurstSession(delay=0.005, fail={4: OperationTimedOut("slow")}, at_submit=at_submit)
+    session = BurstSession(fail={4: OperationTimedOut("slow")}, at_submit=at_submit)
     store = _burst_store(session, max_in_flight=8)
     edges = [MetadataEdge("t", v) for v in range(6)]
     got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
@@ -551,29 +627,43 @@ async def test_a_transient_failure_in_a_burst_is_retried_alone(
 async def test_a_failure_in_a_burst_cancels_the_rest_and_frees_every_slot(at_submit: bool) -> None:
     from cassandra import InvalidRequest
 
+    def answer_the_failing_one(held: list[FakeResponseFuture]) -> None:
+        for f in held:
+            if f.error is not None:
+                f.answer()
+
     session = BurstSession(
-        delay=0.05, fail={0: InvalidRequest("bad query")}, once=False, at_submit=at_submit
+        fail={0: InvalidRequest("bad query")},
+        once=False,
+        at_submit=at_submit,
+        auto=False,
+        hold=4,
+        on_full=answer_the_failing_one,
     )
     store = _burst_store(session, max_in_flight=4)
+    await _warm(store, session)
     edges = [MetadataEdge("t", v) for v in range(6)]
     with pytest.raises(InvalidInputError, match="bad query"):
-        await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+        await asyncio.wait_for(
+            store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False), 30
+        )
     assert store.in_flight == 0
     # Edges 0-3 held the 4 slots (a refused query keeps its slot until it is collected);
-    # edges 4 and 5 were never sent, and the answers of 1-3 are dropped.
+    # edges 4 and 5 were never sent, and edges 1-3, never answered, are abandoned.
     others = session.futures if at_submit else session.futures[1:]
-    assert len(others) == 3 and all(f.cleared for f in others)
+    assert len(others) == 3 and all(f.cleared and not f.answered for f in others)
     store.close()
 
 
 async def test_a_cancelled_burst_frees_every_slot_and_drops_the_answers() -> None:
-    session = BurstSession(delay=0.2)
+    session = BurstSession(auto=False, notify_at=4)  # nothing is answered
     store = _burst_store(session, max_in_flight=4)
+    await _warm(store, session)
     edges = [MetadataEdge("t", v) for v in range(6)]
     task = asyncio.create_task(
         store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
     )
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(session.sent.wait(), 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -3,12 +3,15 @@ and path."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import anyio
 import pytest
 from langchain_core.documents import Document as LCDocument
 
-from hoprag import Eager, Mmr, atraverse
+from hoprag import Eager, Mmr, Scored, atraverse
 from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError
 from hoprag.langchain import GraphRetriever
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
@@ -57,14 +60,62 @@ def test_per_call_options_override_the_configured_ones(store: MemoryStore) -> No
     assert {d.metadata["type"] for d in docs} == {"a"}
 
 
-def test_bad_edges_and_stores_are_rejected_when_the_retriever_is_built(store: MemoryStore) -> None:
-    with pytest.raises(Exception, match="edge"):
+def test_bad_edges_stores_and_strategies_are_rejected_when_the_retriever_is_built(
+    store: MemoryStore,
+) -> None:
+    with pytest.raises(InvalidInputError, match="edge"):
         GraphRetriever(store=store, edges=[("keywords",)])
-    with pytest.raises(Exception, match="hoprag store"):
+    with pytest.raises(InvalidInputError, match="hoprag store"):
         GraphRetriever(store=object(), edges=EDGES)
+    with pytest.raises(InvalidInputError, match="strategy must be a hoprag Strategy"):
+        GraphRetriever(store=store, edges=EDGES, strategy="eager")
 
 
-def test_unknown_invoke_options_are_an_error(store: MemoryStore) -> None:
+def test_unknown_invoke_options_are_an_error_naming_them_and_the_allowed_ones(
+    store: MemoryStore,
+) -> None:
     retriever = GraphRetriever(store=store, edges=EDGES)
-    with pytest.raises(TypeError, match="top_k"):
+    with pytest.raises(InvalidInputError, match="top_k") as info:
         retriever.invoke("content 1", top_k=3)
+    assert "edges, filter, initial_root_ids, k, strategy" in str(info.value)
+
+
+def test_unknown_constructor_options_are_an_error_naming_them(store: MemoryStore) -> None:
+    with pytest.raises(InvalidInputError, match="top_k, weird") as info:
+        GraphRetriever(store=store, edges=EDGES, top_k=3, weird=1)
+    assert "allowed:" in str(info.value) and "strategy" in str(info.value)
+
+
+def test_k_is_the_strategys_select_k_at_construction(store: MemoryStore) -> None:
+    strategy = Scored(scorer=lambda n: -n.depth, start_k=2, adjacent_k=4, max_depth=2)
+    docs = GraphRetriever(store=store, edges=EDGES, strategy=strategy, k=3).invoke("content 9")
+    want = anyio.run(
+        lambda: atraverse(
+            "content 9",
+            store=store,
+            edges=EDGES,
+            strategy=dataclasses.replace(strategy, select_k=3),
+        )
+    )
+    assert [d.id for d in docs] == [n.id for n in want]
+    assert len(docs) == 3
+
+
+async def test_a_calls_k_overrides_the_configured_k_and_select_k(store: MemoryStore) -> None:
+    retriever = GraphRetriever(store=store, edges=EDGES, strategy=Eager(select_k=8), k=5)
+    assert len(await retriever.ainvoke("content 3")) == 5
+    assert len(await retriever.ainvoke("content 3", k=2)) == 2
+    assert len(retriever.invoke("content 3", k=7)) == 7
+    # A call's own strategy keeps its select_k unless the call also gives k.
+    assert len(retriever.invoke("content 3", strategy=Eager(select_k=4))) == 4
+    assert len(retriever.invoke("content 3", strategy=Eager(select_k=4), k=1)) == 1
+    # The configured strategy itself is unchanged.
+    assert retriever.strategy.select_k == 8 and retriever.k == 5
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])
+def test_k_must_be_a_positive_int(store: MemoryStore, bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="k must be an int >= 1"):
+        GraphRetriever(store=store, edges=EDGES, k=bad)
+    with pytest.raises(InvalidInputError, match="k must be an int >= 1"):
+        GraphRetriever(store=store, edges=EDGES).invoke("content 1", k=bad)
