@@ -6,7 +6,6 @@ import asyncio
 import subprocess
 import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,15 +22,18 @@ class Counting:
 
     model_name = "counting-hash-16"
 
-    def __init__(self, delay: float = 0.0) -> None:
+    def __init__(self, gate: threading.Event | None = None) -> None:
         self.inner = HashEmbedding(16)
         self.texts: list[str] = []
-        self.delay = delay
+        self.gate = gate
+        self.entered = threading.Event()
+        self.released_by_gate = True
         self._lock = threading.Lock()
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if self.delay:
-            time.sleep(self.delay)
+        self.entered.set()
+        if self.gate is not None and not self.gate.wait(timeout=60):
+            self.released_by_gate = False
         with self._lock:
             self.texts.extend(texts)
         return self.inner.embed_documents(texts)
@@ -114,22 +116,20 @@ def test_threads_share_one_cache(tmp_path: Path) -> None:
 
 
 async def test_async_does_not_block_the_loop(tmp_path: Path) -> None:
-    inner = Counting(delay=0.3)
+    # The model waits until a coroutine on the loop lets it go: that can only happen if the
+    # model runs in a worker thread while the loop goes on.
+    inner = Counting(gate=threading.Event())
     cache = CachedEmbedding(inner, tmp_path)
-    ticks = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    task = asyncio.create_task(ticker())
-    try:
-        got = await asyncio.gather(*(cache.aembed_documents(TEXTS[i::4]) for i in range(4)))
-    finally:
-        task.cancel()
-    assert ticks >= 10  # the loop kept running while the model slept in worker threads
+    work = asyncio.gather(*(cache.aembed_documents(TEXTS[i::4]) for i in range(4)))
+    for _ in range(100_000):
+        if inner.entered.is_set():
+            break
+        await asyncio.sleep(0.001)
+    assert inner.entered.is_set() and not work.done()
+    assert inner.gate is not None
+    inner.gate.set()
+    got = await work
+    assert inner.released_by_gate
     assert sum(len(g) for g in got) == 200
     assert len(inner.texts) == 200
     again = await cache.aembed_documents(TEXTS)

@@ -4,6 +4,7 @@ and the sync wrapper works inside a running loop."""
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 from wrappers import RecordingStore
 
@@ -73,16 +74,32 @@ async def test_break_and_aclose_fetch_nothing_more(memory: MemoryStore) -> None:
 
 
 async def test_fan_out_is_concurrent_and_bounded(memory: MemoryStore) -> None:
-    store = RecordingStore(memory, delay=0.02)
-    result = await atraverse(
-        "alpha",
-        store=store,
-        edges=EDGES,
-        strategy=Eager(select_k=100, max_depth=2),
-        max_concurrency=3,
-    )
+    # Adjacency queries wait at a gate. It opens once three are in flight: the bound is
+    # reached, and no fourth has started while the three wait.
+    gate = anyio.Event()
+    store = RecordingStore(memory, gate=gate)
+    seen: dict[str, int] = {}
+
+    async def open_at_the_bound() -> None:
+        for _ in range(10_000):
+            if store.in_flight == 3:
+                break
+            await anyio.lowlevel.checkpoint()
+        seen["in_flight"], seen["started"] = store.in_flight, store.started
+        gate.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(open_at_the_bound)
+        result = await atraverse(
+            "alpha",
+            store=store,
+            edges=EDGES,
+            strategy=Eager(select_k=100, max_depth=2),
+            max_concurrency=3,
+        )
+    assert seen == {"in_flight": 3, "started": 3}
     assert store.started > 6
-    assert 1 < store.max_in_flight <= 3
+    assert store.max_in_flight == 3
     assert len(result) > 4
 
 
