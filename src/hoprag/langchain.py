@@ -27,6 +27,7 @@ from pydantic import ConfigDict, Field, field_validator
 from hoprag.documents import Node
 from hoprag.edges import parse_edges
 from hoprag.errors import InvalidInputError
+from hoprag.stores.base import Store
 from hoprag.strategies import Eager, Strategy
 from hoprag.traversal import atraverse, traverse
 
@@ -52,12 +53,14 @@ def _check_edges(value: Any) -> Any:
     return value
 
 
-def _check_store(value: Any) -> Any:
-    missing = [m for m in ("asearch", "aget", "aadjacent") if not hasattr(value, m)]
-    if missing:
+def _check_store(value: Any) -> Store:
+    if not isinstance(value, Store):
+        missing = [m for m in ("aprepare", "aadd") if not hasattr(value, m)]
         raise InvalidInputError(
-            f"store must be a hoprag store (MemoryStore, CassandraStore, ...); "
-            f"{type(value).__name__} lacks {', '.join(missing)}"
+            f"store must be a hoprag Store (MemoryStore, CassandraStore, ...); "
+            f"{type(value).__name__} lacks {', '.join(missing) or 'the Store protocol'}",
+            argument="store",
+            allowed="a hoprag Store",
         )
     return value
 
@@ -97,7 +100,7 @@ class GraphRetriever(BaseRetriever):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    store: Any
+    store: Store
     edges: Any
     strategy: Strategy = Field(default_factory=Eager)
     filter: dict[str, Any] | None = None
@@ -131,7 +134,7 @@ class GraphRetriever(BaseRetriever):
 
     @field_validator("store")
     @classmethod
-    def _validate_store(cls, value: Any) -> Any:
+    def _validate_store(cls, value: Any) -> Store:
         return _check_store(value)
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def test_bad_edges_stores_and_strategies_are_rejected_when_the_retriever_is_buil
 ) -> None:
     with pytest.raises(InvalidInputError, match="edge"):
         GraphRetriever(store=store, edges=[("keywords",)])
-    with pytest.raises(InvalidInputError, match="hoprag store"):
+    with pytest.raises(InvalidInputError, match="hoprag Store"):
         GraphRetriever(store=object(), edges=EDGES)
     with pytest.raises(InvalidInputError, match="strategy must be a hoprag Strategy"):
         GraphRetriever(store=store, edges=EDGES, strategy="eager")
