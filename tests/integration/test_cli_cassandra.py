@@ -379,3 +379,52 @@ def test_query_of_a_table_never_loaded_is_a_one_line_error(graph: Graph) -> None
         f"hoprag: error: {graph.keyspace}.never has no hoprag_catalog entry; load it with "
         "`hoprag load` or name its --embedding"
     )
+
+
+# --- the README's examples --------------------------------------------------------------------
+
+
+def test_the_readme_examples_run_as_shown(cassandra_contact_points: str, keyspace: str) -> None:
+    """Every command of README's "The `hoprag` command", with hash vectors instead of MiniLM
+    and limits that keep the loads short (FOLDOC's `lisp` is article 6,072)."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        r = _hoprag(cassandra_contact_points, *args, "--keyspace", keyspace)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    def nodes(*args: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = json.loads(run(*base, *args, "--json").stdout)["nodes"]
+        _check_paths(out)
+        return out
+
+    run("load", "foldoc", "--limit", "6100", "--embedding", "hash:32")
+    base = ("query", "garbage collection in Lisp", "--table", "foldoc",
+            "--edges", "links:$id,keywords:keywords")  # fmt: skip
+    shown = ("--strategy", "mmr", "--select-k", "10", "--max-depth", "2")
+    table = run(*base, *shown).stdout.splitlines()
+    assert table[0].split() == ["id", "depth", "score", "path"] and len(table) == 11
+    assert len(nodes(*shown)) == 10
+    assert len(nodes("--strategy", "mmr", "--lambda-mult", "0.3")) > 0
+    scored = [n["scores"]["_score"] for n in nodes("--strategy", "scored")]
+    assert scored and scored == sorted(scored, reverse=True)
+    beam = json.loads(run(*base, "--strategy", "beam", "--beam-width", "4", "--json").stdout)
+    assert beam["nodes"] and beam["stats"]["hops"][0]["notes"]["beam"] == 4
+    filtered = nodes("--filter", "keywords=language", "--root", "lisp")
+    assert {"id": "lisp", "depth": 0} in [{"id": n["id"], "depth": n["depth"]} for n in filtered]
+    assert all("language" in n["metadata"]["keywords"] for n in filtered)
+    assert run(*base, "--stream").stdout.startswith("id  depth  score  path (as admitted)\n")
+    assert "\nhop  edges  search" in run(*base, "--explain").stdout
+    assert len(nodes("--ann-overquery", "2")) > 0
+    for stats in (run("stats"), run("stats", "--table", "foldoc")):
+        assert f"{keyspace}.foldoc" in stats.stdout and " 6100 " in stats.stdout
+
+    run("load", "films", "--limit", "300", "--embedding", "hash:32")
+    films = json.loads(run("query", "space opera", "--table", "films", "--edges",
+                           "director:director,genre:genre", "--strategy", "scored",
+                           "--score-field", "box_office", "--json").stdout)["nodes"]  # fmt: skip
+    assert films
+    office = [n["scores"]["_score"] for n in films]
+    assert office == [n["metadata"].get("box_office") for n in films]
+    known = [v for v in office if v is not None]
+    assert known == sorted(known, reverse=True) and office[: len(known)] == known
