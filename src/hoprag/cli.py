@@ -23,11 +23,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hoprag.documents import Document, Node
 from hoprag.errors import HopragError, InvalidInputError
 from hoprag.strategies import Beam, Eager, Mmr, Scored, Strategy
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
 
 DEFAULT_KEYSPACE = "hoprag"
 LOAD_BATCH = 256
@@ -138,7 +141,11 @@ def metadata_value(metadata: Mapping[str, Any], field: str) -> Any:
 def field_scorer(field: str) -> Callable[[Node], float]:
     """A `Scored` scorer: the node's numeric metadata `field` (dotted names reach into nested
     objects); a node without it, or with a value that is not a finite number (booleans
-    included), scores MISSING_SCORE, below every node that has one."""
+    included), scores MISSING_SCORE, below every node that has one. A malformed field name
+    (empty, or with an empty dotted part) is an InvalidInputError."""
+    from hoprag.stores.cassandra.guards import check_field
+
+    field = check_field(field, what="--score-field")
 
     def score(node: Node) -> float:
         value = metadata_value(node.metadata, field)
@@ -181,7 +188,8 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
         if v is not None
     }
     if args.strategy == "scored":
-        params["scorer"] = field_scorer(args.score_field) if args.score_field else similarity_scorer
+        field = args.score_field
+        params["scorer"] = similarity_scorer if field is None else field_scorer(field)
     kinds: dict[str, type[Strategy]] = {"eager": Eager, "mmr": Mmr, "scored": Scored, "beam": Beam}
     kind = kinds.get(args.strategy)
     if kind is None:
@@ -324,11 +332,11 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
     )
     if args.dataset == "jsonl":
         # Validate the whole file first: a bad record stops the load before anything is written.
-        datasets.validate_jsonl(args.path)  # type: ignore[attr-defined]
+        datasets.validate_jsonl(args.path)
     return plan
 
 
-def resume_point(plan: LoadPlan, prior: Any) -> int | None:
+def resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
     """How many documents an earlier run of the same load already wrote (0: start afresh),
     or None when it completed and there is nothing to do. A table loaded with another
     embedding is refused."""
@@ -389,7 +397,8 @@ def cmd_load(args: argparse.Namespace) -> int:
         prior = catalog.get(plan.table)
         skip = resume_point(plan, prior)
         if skip is None:
-            print(f"{plan.keyspace}.{plan.table} already holds the {prior.written} documents "
+            done = prior.written if prior is not None else 0
+            print(f"{plan.keyspace}.{plan.table} already holds the {done} documents "
                   "of this load; nothing to do (--restart loads it again)")  # fmt: skip
             return 0
 
@@ -561,7 +570,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 # --- stats ------------------------------------------------------------------------------------
 
 
-def stats_rows(catalog: Any, table: str | None) -> list[dict[str, Any]]:
+def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
     """One summary per catalogued table (only `table` when given): documents, completeness,
     dataset, embedding, dimension, MiB on disk, last update."""
     entries = catalog.entries()

@@ -165,6 +165,7 @@ def test_missing_foldoc_at_the_default_place_names_its_real_files(
         (["--strategy", "mmr", "--lambda-mult", "2"], "bad mmr parameters"),
         (["--strategy", "beam", "--beam-width", "0"], "bad beam parameters"),
         (["--strategy", "scored", "--select-k", "-1"], "bad scored parameters"),
+        (["--strategy", "scored", "--score-field", ""], "--score-field"),
     ],
 )
 def test_strategy_options_are_checked_before_connecting(
