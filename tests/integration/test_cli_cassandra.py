@@ -428,3 +428,37 @@ def test_the_readme_examples_run_as_shown(cassandra_contact_points: str, keyspac
     assert office == [n["metadata"].get("box_office") for n in films]
     known = [v for v in office if v is not None]
     assert known == sorted(known, reverse=True) and office[: len(known)] == known
+
+
+# --- the catalogue API ------------------------------------------------------------------------
+
+
+def test_load_catalog_round_trips_entries_and_creates_nothing_when_read(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    from hoprag.errors import InvalidInputError
+    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+
+    catalog = LoadCatalog(cassandra_session, keyspace, consistency="one")
+    assert catalog.consistency == "ONE" and catalog.name == f"{keyspace}.hoprag_catalog"
+    # Reading a keyspace that has no catalogue answers "nothing" and creates no table.
+    assert catalog.get("films") is None and catalog.entries() == []
+    assert not catalog.exists()
+
+    catalog.create()
+    assert catalog.exists()
+    catalog.put(CatalogEntry("films", '{"dataset": "films"}', "hash:8", 8, 40, False))
+    catalog.put(CatalogEntry("films", '{"dataset": "films"}', "hash:8", 8, 90, True))
+    catalog.put(CatalogEntry("mine", "{}", "minilm", 384, 3, False))
+    films = catalog.get("FILMS")  # names are case-insensitive, as in CQL
+    assert films is not None and (films.written, films.complete, films.dimension) == (90, True, 8)
+    assert films.updated is not None
+    assert sorted((e.table, e.written) for e in catalog.entries()) == [("films", 90), ("mine", 3)]
+
+    for bad in ("x;drop", "bad-name", ""):
+        with pytest.raises(InvalidInputError, match="is not a plain name"):
+            LoadCatalog(cassandra_session, bad)
+        with pytest.raises(InvalidInputError, match="is not a plain name"):
+            catalog.get(bad)
+    with pytest.raises(InvalidInputError, match="--consistency must be one of"):
+        LoadCatalog(cassandra_session, keyspace, consistency="SOMETIMES")
