@@ -5,9 +5,10 @@
     hoprag stats [--table T]
 
 Contact points come from HOPRAG_CASSANDRA (default 127.0.0.1). Every load records itself in
-the keyspace's `hoprag_catalog` table (source, embedding, documents written), which is how an
-interrupted load resumes where it stopped and how `query` knows which embedding a table uses.
-Errors are printed as one line on stderr with exit status 2 (bad input) or 1 (failure)."""
+the keyspace's `hoprag_catalog` table (`hoprag.stores.cassandra.catalog`: source, embedding,
+documents written), which is how an interrupted load resumes where it stopped and how `query`
+knows which embedding a table uses. Errors are printed as one line on stderr with exit status
+2 (bad input) or 1 (failure)."""
 
 from __future__ import annotations
 
@@ -20,23 +21,22 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hoprag.documents import Document, Node
 from hoprag.errors import HopragError, InvalidInputError
-from hoprag.strategies import Eager, Mmr, Scored, Strategy
+from hoprag.strategies import Beam, Eager, Mmr, Scored, Strategy
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
 
 DEFAULT_KEYSPACE = "hoprag"
 LOAD_BATCH = 256
-
-CATALOG_CQL = (
-    "CREATE TABLE IF NOT EXISTS {ks}.hoprag_catalog ("
-    "table_name text PRIMARY KEY, source text, embedding text, dimension int, "
-    "written bigint, complete boolean, updated timestamp)"
-)
+MISSING_SCORE = -math.inf
+"""The `--score-field` score of a document whose field is missing or not a number: it ranks
+below every document that has one (and is shown as null in --json)."""
 
 
 class CliError(Exception):
@@ -125,38 +125,79 @@ def parse_filter_arg(items: Sequence[str]) -> dict[str, Any] | None:
     return out
 
 
+def metadata_value(metadata: Mapping[str, Any], field: str) -> Any:
+    """`metadata[field]`, or for a dotted name not present as such (`a.b`) the nested value
+    `metadata["a"]["b"]`; None when absent."""
+    if field in metadata:
+        return metadata[field]
+    value: Any = metadata
+    for part in field.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def field_scorer(field: str) -> Callable[[Node], float]:
+    """A `Scored` scorer: the node's numeric metadata `field` (dotted names reach into nested
+    objects); a node without it, or with a value that is not a finite number (booleans
+    included), scores MISSING_SCORE, below every node that has one. A malformed field name
+    (empty, or with an empty dotted part) is an InvalidInputError."""
+    from hoprag.stores.cassandra.guards import check_field
+
+    field = check_field(field, what="--score-field")
+
+    def score(node: Node) -> float:
+        value = metadata_value(node.metadata, field)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return MISSING_SCORE
+        return float(value) if math.isfinite(value) else MISSING_SCORE
+
+    return score
+
+
+def similarity_scorer(node: Node) -> float:
+    """The default `Scored` scorer: the node's similarity to the query."""
+    return float(node.similarity_score)
+
+
+# Options that apply to one strategy only: (attribute, flag, strategy).
+_STRATEGY_OPTIONS = (
+    ("lambda_mult", "--lambda-mult", "mmr"),
+    ("beam_width", "--beam-width", "beam"),
+    ("score_field", "--score-field", "scored"),
+)
+
+
 def make_strategy(args: argparse.Namespace) -> Strategy:
-    """The strategy named by --strategy with the parameters given on the command line."""
-    params = {
+    """The strategy named by --strategy with the parameters given on the command line. An
+    option of another strategy (e.g. --lambda-mult with beam) is refused, not ignored."""
+    for attr, flag, owner in _STRATEGY_OPTIONS:
+        if getattr(args, attr, None) is not None and args.strategy != owner:
+            raise CliError(f"{flag} applies to --strategy {owner}, not {args.strategy}", 2)
+    params: dict[str, Any] = {
         k: v
         for k, v in {
             "select_k": args.select_k,
             "start_k": args.start_k,
             "adjacent_k": args.adjacent_k,
             "max_depth": args.max_depth,
+            "lambda_mult": args.lambda_mult,
+            "beam_width": args.beam_width,
         }.items()
         if v is not None
     }
+    if args.strategy == "scored":
+        field = args.score_field
+        params["scorer"] = similarity_scorer if field is None else field_scorer(field)
+    kinds: dict[str, type[Strategy]] = {"eager": Eager, "mmr": Mmr, "scored": Scored, "beam": Beam}
+    kind = kinds.get(args.strategy)
+    if kind is None:
+        raise CliError(f"unknown --strategy {args.strategy!r}; use {', '.join(kinds)}", 2)
     try:
-        if args.strategy == "eager":
-            return Eager(**params)
-        if args.strategy == "scored":
-            return Scored(**params)
-        if args.strategy == "mmr":
-            if args.lambda_mult is not None:
-                params["lambda_mult"] = args.lambda_mult
-            return Mmr(**params)
-        if args.strategy == "beam":
-            from hoprag import Beam  # type: ignore[attr-defined]
-
-            if args.beam_width is not None:
-                params["beam_width"] = args.beam_width
-            return Beam(**params)  # type: ignore[no-any-return]
+        return kind(**params)
     except (TypeError, ValueError) as exc:
         raise CliError(f"bad {args.strategy} parameters: {exc}", 2) from exc
-    except ImportError as exc:
-        raise CliError(f"strategy {args.strategy!r} is not available: {exc}", 2) from exc
-    raise CliError(f"unknown --strategy {args.strategy!r}", 2)
 
 
 # --- progress ---------------------------------------------------------------------------------
@@ -180,6 +221,8 @@ class Progress:
         self.done = self.base = n
 
     def update(self, done: int, *, force: bool = False) -> None:
+        """Show `done` items (at most every 0.2 s on a terminal, 5 s otherwise, unless
+        `force`): bar, count, share, rate and ETA when the total is known."""
         self.done = done
         now = time.monotonic()
         if not force and now - self._last < (0.2 if self._tty else 5.0):
@@ -204,6 +247,7 @@ class Progress:
         self.out.flush()
 
     def close(self) -> None:
+        """Show the final count (always) and end the terminal line."""
         self.update(self.done, force=True)
         if self._tty:
             self.out.write("\n")
@@ -219,62 +263,94 @@ def _fmt_s(seconds: float) -> str:
 
 
 def open_session(args: argparse.Namespace) -> Any:
+    """A driver session to --contact-points (default HOPRAG_CASSANDRA, then 127.0.0.1);
+    StoreUnavailableError naming the contact points when no node answers."""
     from hoprag.stores.cassandra.session import connect
 
     return connect(args.contact_points)
 
 
-def ensure_catalog(session: Any, keyspace: str, replication_factor: int = 1) -> None:
-    """Create the keyspace (with `replication_factor` when it is missing) and the catalog."""
+# --- load -------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadPlan:
+    """What `hoprag load` was asked to do, checked before anything connects."""
+
+    dataset: str
+    path: str | None
+    limit: int | None
+    keyspace: str
+    table: str
+    embedding: str
+    consistency: str | None
+    replication_factor: int
+    batch: int
+    restart: bool
+
+    @property
+    def source(self) -> str:
+        """The catalogue's description of the load: an interrupted load resumes only when a
+        new run describes the same source."""
+        path = str(Path(self.path).resolve()) if self.path else None
+        return json.dumps(
+            {"dataset": self.dataset, "limit": self.limit, "path": path}, sort_keys=True
+        )
+
+    def documents(self) -> Iterator[Document]:
+        """The documents to load, in order (a fresh iterator each call)."""
+        from hoprag import datasets
+
+        return datasets.load(self.dataset, limit=self.limit, path=self.path)
+
+
+def plan_load(args: argparse.Namespace) -> LoadPlan:
+    """Check the arguments of `hoprag load` (names, limits, levels, the whole JSONL file)."""
+    from hoprag import datasets
+    from hoprag.stores.cassandra.guards import check_consistency
     from hoprag.stores.cassandra.names import check_name
-    from hoprag.stores.cassandra.schema import execute_ddl, keyspace_statements, replication_map
+    from hoprag.stores.cassandra.schema import replication_map
 
-    ks = check_name(keyspace, what="keyspace")
-    for stmt in [*keyspace_statements(ks, replication_map(replication_factor)),
-                 CATALOG_CQL.format(ks=ks)]:  # fmt: skip
-        execute_ddl(session, stmt)  # every node has it before the first catalog write
-
-
-def _statement(query: str, consistency: str | None) -> Any:
-    from cassandra import ConsistencyLevel
-    from cassandra.query import SimpleStatement
-
-    if consistency is None:
-        return query
-    return SimpleStatement(query, consistency_level=getattr(ConsistencyLevel, consistency))
-
-
-def catalog_row(session: Any, keyspace: str, table: str, consistency: str | None = None) -> Any:
-    return session.execute(
-        _statement(f"SELECT * FROM {keyspace}.hoprag_catalog WHERE table_name = %s", consistency),
-        (table,),
-    ).one()
-
-
-def write_catalog(
-    session: Any,
-    keyspace: str,
-    table: str,
-    *,
-    source: str,
-    embedding: str,
-    dimension: int,
-    written: int,
-    complete: bool,
-    consistency: str | None = None,
-) -> None:
-    session.execute(
-        _statement(
-            f"INSERT INTO {keyspace}.hoprag_catalog "
-            "(table_name, source, embedding, dimension, written, complete, updated) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            consistency,
-        ),
-        (table, source, embedding, dimension, written, complete, datetime.now(UTC)),
+    if args.dataset == "jsonl" and not args.path:
+        raise CliError("hoprag load jsonl needs --path FILE.jsonl", 2)
+    if args.limit is not None and args.limit < 1:
+        raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
+    if args.batch < 1:
+        raise CliError(f"--batch must be >= 1, got {args.batch}", 2)
+    replication_map(args.replication_factor)  # refuses a bad factor
+    plan = LoadPlan(
+        dataset=args.dataset,
+        path=args.path,
+        limit=args.limit,
+        keyspace=check_name(args.keyspace, what="keyspace"),
+        table=check_name(args.table or args.dataset, what="table"),
+        embedding=args.embedding,
+        consistency=check_consistency(args.consistency, what="--consistency"),
+        replication_factor=args.replication_factor,
+        batch=args.batch,
+        restart=args.restart,
     )
+    if args.dataset == "jsonl":
+        # Validate the whole file first: a bad record stops the load before anything is written.
+        datasets.validate_jsonl(args.path)
+    return plan
 
 
-# --- commands ---------------------------------------------------------------------------------
+def resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
+    """How many documents an earlier run of the same load already wrote (0: start afresh),
+    or None when it completed and there is nothing to do. A table loaded with another
+    embedding is refused."""
+    if prior is None or plan.restart:
+        return 0
+    if prior.embedding != plan.embedding:
+        raise CliError(
+            f"{plan.keyspace}.{plan.table} was loaded with embedding {prior.embedding!r}; load "
+            "into another --table or pass --restart after dropping it",
+            2,
+        )
+    if prior.source != plan.source:
+        return 0
+    return None if prior.complete else prior.written
 
 
 def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
@@ -283,107 +359,91 @@ def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
         yield batch
 
 
+def write_documents(
+    plan: LoadPlan, store: Any, record: Callable[[int, bool], None], skip: int, progress: Progress
+) -> int:
+    """Add the plan's documents past the first `skip` to `store` batch by batch, recording
+    the count written after each batch; returns the count in all (skipped ones included)."""
+    written = 0
+    for batch in _batches(plan.documents(), plan.batch):
+        if written + len(batch) <= skip:
+            written += len(batch)
+            continue
+        if written < skip:
+            batch = batch[skip - written :]
+            written = skip
+        base = written
+        store.add(batch, progress=lambda d, _t, base=base: progress.update(base + d))
+        written += len(batch)
+        record(written, False)
+        progress.update(written)
+    progress.close()
+    return written
+
+
 def cmd_load(args: argparse.Namespace) -> int:
-    from hoprag import datasets
-    from hoprag.stores.cassandra.guards import check_consistency
-    from hoprag.stores.cassandra.names import check_name
-    from hoprag.stores.cassandra.schema import replication_map
+    """`hoprag load`: check, count, connect, resume or start, write, record completion."""
+    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
     from hoprag.stores.cassandra.store import CassandraStore
 
-    if args.dataset == "jsonl" and not args.path:
-        raise CliError("hoprag load jsonl needs --path FILE.jsonl", 2)
-    if args.limit is not None and args.limit < 1:
-        raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
-    keyspace = check_name(args.keyspace, what="keyspace")
-    table = check_name(args.table or args.dataset, what="table")
-    source = json.dumps(
-        {
-            "dataset": args.dataset,
-            "limit": args.limit,
-            "path": str(Path(args.path).resolve()) if args.path else None,
-        },
-        sort_keys=True,
-    )
-    if args.dataset == "jsonl":
-        # Validate the whole file first: a bad record stops the load before anything is written.
-        datasets.validate_jsonl(args.path)  # type: ignore[attr-defined]
-    total = sum(1 for _ in datasets.load(args.dataset, limit=args.limit, path=args.path))
-    embedding = make_embedding(args.embedding)
+    plan = plan_load(args)
+    total = sum(1 for _ in plan.documents())
+    embedding = make_embedding(plan.embedding)
     dimension = embedding_dimension(embedding)
-
-    consistency = check_consistency(args.consistency, what="--consistency")
-    replication_map(args.replication_factor)  # refuse a bad factor before connecting
     session = open_session(args)
     try:
-        ensure_catalog(session, keyspace, args.replication_factor)
-        prior = catalog_row(session, keyspace, table, consistency)
-        skip = 0
-        if prior is not None and not args.restart:
-            if prior.source == source and prior.embedding == args.embedding:
-                if prior.complete:
-                    print(
-                        f"{keyspace}.{table} already holds {prior.written} documents of this "
-                        "load; nothing to do (--restart loads it again)"
-                    )
-                    return 0
-                skip = int(prior.written or 0)
-            elif prior.embedding != args.embedding:
-                raise CliError(
-                    f"{keyspace}.{table} was loaded with embedding {prior.embedding!r}; load "
-                    f"into another --table or pass --restart after dropping it",
-                    2,
-                )
-        store = CassandraStore(
-            embedding,
-            keyspace=keyspace,
-            table=table,
-            session=session,
-            dimension=dimension,
-            replication_factor=args.replication_factor,
-            write_consistency=consistency,
-        )
+        catalog = LoadCatalog(session, plan.keyspace, consistency=plan.consistency)
+        catalog.create(plan.replication_factor)
+        prior = catalog.get(plan.table)
+        skip = resume_point(plan, prior)
+        if skip is None:
+            done = prior.written if prior is not None else 0
+            print(f"{plan.keyspace}.{plan.table} already holds the {done} documents "
+                  "of this load; nothing to do (--restart loads it again)")  # fmt: skip
+            return 0
 
         def record(written: int, complete: bool) -> None:
-            write_catalog(session, keyspace, table, source=source, embedding=args.embedding,
-                          dimension=dimension, written=written, complete=complete,
-                          consistency=consistency)  # fmt: skip
+            catalog.put(CatalogEntry(plan.table, plan.source, plan.embedding, dimension,
+                                     written, complete))  # fmt: skip
 
         record(skip, False)
-        progress = Progress(total, label=f"load {args.dataset}")
+        store = CassandraStore(
+            embedding,
+            keyspace=plan.keyspace,
+            table=plan.table,
+            session=session,
+            dimension=dimension,
+            replication_factor=plan.replication_factor,
+            write_consistency=plan.consistency,
+        )
+        progress = Progress(total, label=f"load {plan.dataset}")
         if skip:
-            print(
-                f"resuming: the first {skip} documents were written by an earlier run",
-                file=sys.stderr,
-            )
+            print(f"resuming: the first {skip} documents were written by an earlier run",
+                  file=sys.stderr)  # fmt: skip
             progress.resume_from(skip)
-        docs = datasets.load(args.dataset, limit=args.limit, path=args.path)
-        written = 0
-        for batch in _batches(docs, args.batch):
-            if written + len(batch) <= skip:
-                written += len(batch)
-                continue
-            if written < skip:
-                batch = batch[skip - written :]
-                written = skip
-            base = written
-            store.add(batch, progress=lambda d, _t, base=base: progress.update(base + d))
-            written += len(batch)
-            record(written, False)
-            progress.update(written)
-        progress.close()
+        written = write_documents(plan, store, record, skip, progress)
         record(written, True)
         took = time.monotonic() - progress.start
-        print(
-            f"loaded {written - skip} documents into {keyspace}.{table} in {took:.1f}s "
-            f"({written} in all)"
-        )
+        print(f"loaded {written - skip} documents into {plan.keyspace}.{plan.table} in "
+              f"{took:.1f}s ({written} in all)")  # fmt: skip
         return 0
     finally:
         session.cluster.shutdown()
 
 
+# --- query ------------------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> Any:
+    """A float score as JSON allows it (non-finite -> None, rounded); other values as they are."""
+    if isinstance(value, float):
+        return round(value, 6) if math.isfinite(value) else None
+    return value
+
+
 def node_row(node: Node) -> dict[str, Any]:
-    """A JSON-ready summary of a node: id, depth, score, path with the edges followed."""
+    """A JSON-ready summary of a node: id, depth, similarity score, path with the edges
+    followed, metadata, and the strategy's scores (`_score`, `_path_score`, ...)."""
     steps = [
         {"via": getattr(e, "describe", lambda e=e: repr(e))(), "to": n}
         for e, n in zip(node.path.edges, node.path.nodes[1:], strict=True)
@@ -395,7 +455,8 @@ def node_row(node: Node) -> dict[str, Any]:
         "path": list(node.path.nodes),
         "steps": steps,
         "content": node.content,
-        "scores": {k: v for k, v in node.extra_metadata.items() if k.endswith("score")},
+        "metadata": dict(node.metadata),
+        "scores": {k: _finite(v) for k, v in node.extra_metadata.items() if k.endswith("score")},
     }
 
 
@@ -409,7 +470,7 @@ def format_path(node: Node) -> str:
 
 
 def print_table(nodes: Sequence[Node], out: TextIO = sys.stdout, width: int = 30) -> None:
-    """A plain-text table of id, depth, score and path."""
+    """A plain-text table of id, depth, similarity score and path."""
     idw = min(max([len(n.id) for n in nodes] + [2]), width)
     out.write(f"{'id':<{idw}}  depth  score   path\n")
     for n in nodes:
@@ -417,14 +478,80 @@ def print_table(nodes: Sequence[Node], out: TextIO = sys.stdout, width: int = 30
         out.write(f"{nid:<{idw}}  {n.depth:>5}  {n.similarity_score:6.3f}  {format_path(n)}\n")
 
 
-def cmd_query(args: argparse.Namespace) -> int:
-    from hoprag.stores.cassandra.guards import check_overquery
-    from hoprag.stores.cassandra.names import check_name
+def _print_row(node: Node) -> None:
+    print(f"{node.id}  {node.depth:>5}  {node.similarity_score:6.3f}  {format_path(node)}",
+          flush=True)  # fmt: skip
+
+
+def open_query_store(args: argparse.Namespace, session: Any, embedding: Any) -> Any:
+    """The CassandraStore of --table, with the embedding named by --embedding or, failing
+    that, the one the load catalogue recorded for the table."""
+    from hoprag.stores.cassandra.catalog import LoadCatalog
     from hoprag.stores.cassandra.store import CassandraStore
+
+    if embedding is None:
+        entry = LoadCatalog(session, args.keyspace).get(args.table)
+        if entry is None:
+            raise CliError(
+                f"{args.keyspace}.{args.table} has no hoprag_catalog entry; load it with "
+                "`hoprag load` or name its --embedding",
+                2,
+            )
+        embedding = make_embedding(entry.embedding)
+    return CassandraStore(
+        embedding,
+        keyspace=args.keyspace,
+        table=args.table,
+        session=session,
+        create_schema=False,
+        ann_overquery=args.ann_overquery,
+    )
+
+
+async def run_traversal(
+    args: argparse.Namespace, store: Any, strategy: Strategy, edges: Any, flt: Any
+) -> tuple[list[Node], Any]:
+    """Stream the traversal, printing each node as admitted with --stream (text output);
+    returns the strategy's final list and the run's stats."""
     from hoprag.traversal import astream
 
-    keyspace = check_name(args.keyspace, what="keyspace")
-    table = check_name(args.table, what="table")
+    live = args.stream and not args.json
+    stream = astream(args.text, store=store, edges=edges, strategy=strategy, filter=flt,
+                     initial_root_ids=args.root or ())  # fmt: skip
+    nodes = []
+    if live:
+        print("id  depth  score  path (as admitted)", flush=True)
+    async with stream:
+        async for node in stream:
+            nodes.append(node)
+            if live:
+                _print_row(node)
+    return strategy.finalize(nodes), stream.stats
+
+
+def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) -> None:
+    """--json: one object (query, nodes, stats); otherwise the table (unless --stream printed
+    the rows already) and, with --explain, the per-hop statistics."""
+    if args.json:
+        doc = {"query": args.text, "nodes": [node_row(n) for n in nodes],
+               "stats": dataclasses.asdict(stats)}  # fmt: skip
+        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    if not args.stream:
+        print_table(nodes)
+    if args.explain:
+        print()
+        print(stats.explain())
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """`hoprag query`: check every argument, connect, traverse, print."""
+    from hoprag.stores.cassandra.guards import check_overquery
+    from hoprag.stores.cassandra.names import check_name
+
+    args.keyspace = check_name(args.keyspace, what="keyspace")
+    args.table = check_name(args.table, what="table")
     edges = parse_edges_arg(args.edges)
     flt = parse_filter_arg(args.filter)
     strategy = make_strategy(args)
@@ -432,120 +559,68 @@ def cmd_query(args: argparse.Namespace) -> int:
     embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
     try:
-        ensure_catalog(session, keyspace)
-        row = catalog_row(session, keyspace, table)
-        if embedding is None:
-            if row is None:
-                raise CliError(
-                    f"{keyspace}.{table} has no hoprag_catalog entry; load it with "
-                    "`hoprag load` or name its --embedding",
-                    2,
-                )
-            embedding = make_embedding(row.embedding)
-        store = CassandraStore(
-            embedding,
-            keyspace=keyspace,
-            table=table,
-            session=session,
-            create_schema=False,
-            ann_overquery=args.ann_overquery,
-        )
-
-        async def run() -> tuple[list[Node], Any]:
-            stream = astream(
-                args.text,
-                store=store,
-                edges=edges,
-                strategy=strategy,
-                filter=flt,
-                initial_root_ids=args.root or (),
-            )
-            nodes = []
-            if args.stream and not args.json:
-                print("id  depth  score  path (as admitted)")
-            async with stream:
-                async for node in stream:
-                    nodes.append(node)
-                    if args.stream and not args.json:
-                        _print_row(node)
-            return strategy.finalize(nodes), stream.stats
-
-        nodes, stats = asyncio.run(run())
-        if args.json:
-            json.dump(
-                {
-                    "query": args.text,
-                    "nodes": [node_row(n) for n in nodes],
-                    "stats": dataclasses.asdict(stats),
-                },
-                sys.stdout,
-                indent=2,
-                ensure_ascii=False,
-            )
-            sys.stdout.write("\n")
-        else:
-            if not args.stream:
-                print_table(nodes)
-            if args.explain and hasattr(stats, "explain"):
-                print()
-                print(stats.explain())
+        store = open_query_store(args, session, embedding)
+        nodes, stats = asyncio.run(run_traversal(args, store, strategy, edges, flt))
+        print_query_result(args, nodes, stats)
         return 0
     finally:
         session.cluster.shutdown()
 
 
-def _print_row(node: Node) -> None:
-    print(f"{node.id}  {node.depth:>5}  {node.similarity_score:6.3f}  {format_path(node)}")
+# --- stats ------------------------------------------------------------------------------------
+
+
+def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
+    """One summary per catalogued table (only `table` when given): documents, completeness,
+    dataset, embedding, dimension, MiB on disk, last update."""
+    entries = catalog.entries()
+    if table is not None:
+        entries = [e for e in entries if e.table == table]
+        if not entries:
+            raise CliError(f"{catalog.keyspace}.{table} is not in hoprag_catalog", 2)
+    sizes = catalog.disk_mib() if entries else {}
+    return [
+        {
+            "table": f"{catalog.keyspace}.{e.table}",
+            "documents": e.written,
+            "complete": e.complete,
+            "dataset": json.loads(e.source).get("dataset"),
+            "embedding": e.embedding,
+            "dimension": e.dimension,
+            "disk_mib": sizes.get(e.table),
+            "updated": e.updated.isoformat() if e.updated else None,
+        }
+        for e in entries
+    ]
+
+
+def print_stats(rows: list[dict[str, Any]], keyspace: str) -> None:
+    """The stats as a text table, `(incomplete)` marking a load that did not finish."""
+    if not rows:
+        print(f"no hoprag tables in keyspace {keyspace}")
+        return
+    print(f"{'table':<28} {'documents':>9}  {'disk MiB':>8}  embedding   dataset")
+    for o in rows:
+        mark = "" if o["complete"] else " (incomplete)"
+        print(f"{o['table']:<28} {o['documents']:>9}  {o['disk_mib'] or 0:>8}  "
+              f"{o['embedding']:<10}  {o['dataset']}{mark}")  # fmt: skip
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    """`hoprag stats`: the load catalogue of the keyspace, as a table or JSON."""
+    from hoprag.stores.cassandra.catalog import LoadCatalog
     from hoprag.stores.cassandra.names import check_name
 
     keyspace = check_name(args.keyspace, what="keyspace")
+    table = check_name(args.table, what="table") if args.table else None
     session = open_session(args)
     try:
-        ensure_catalog(session, keyspace)
-        rows = list(session.execute(f"SELECT * FROM {keyspace}.hoprag_catalog"))
-        if args.table:
-            rows = [r for r in rows if r.table_name == check_name(args.table, what="table")]
-            if not rows:
-                raise CliError(f"{keyspace}.{args.table} is not in hoprag_catalog", 2)
-        sizes = {
-            r.table_name: r.mebibytes
-            for r in session.execute(
-                "SELECT table_name, mebibytes FROM system_views.disk_usage "
-                "WHERE keyspace_name = %s",
-                (keyspace,),
-            )
-        }
-        out = []
-        for r in rows:
-            src = json.loads(r.source or "{}")
-            out.append(
-                {
-                    "table": f"{keyspace}.{r.table_name}",
-                    "documents": int(r.written or 0),
-                    "complete": bool(r.complete),
-                    "dataset": src.get("dataset"),
-                    "embedding": r.embedding,
-                    "dimension": r.dimension,
-                    "disk_mib": sizes.get(r.table_name),
-                    "updated": r.updated.isoformat() if r.updated else None,
-                }
-            )
+        rows = stats_rows(LoadCatalog(session, keyspace), table)
         if args.json:
-            json.dump(out, sys.stdout, indent=2)
+            json.dump(rows, sys.stdout, indent=2)
             sys.stdout.write("\n")
-        elif not out:
-            print(f"no hoprag tables in keyspace {keyspace}")
         else:
-            print(f"{'table':<28} {'documents':>9}  {'disk MiB':>8}  embedding   dataset")
-            for o in out:
-                mark = "" if o["complete"] else " (incomplete)"
-                print(
-                    f"{o['table']:<28} {o['documents']:>9}  {o['disk_mib'] or 0:>8}  "
-                    f"{o['embedding']:<10}  {o['dataset']}{mark}"
-                )
+            print_stats(rows, keyspace)
         return 0
     finally:
         session.cluster.shutdown()
@@ -554,7 +629,51 @@ def cmd_stats(args: argparse.Namespace) -> int:
 # --- entry point ------------------------------------------------------------------------------
 
 
+STRATEGY_HELP = """\
+eager: every discovered node, hop by hop (breadth first).
+mmr: maximal marginal relevance, --lambda-mult in [0, 1] trades relevance for diversity.
+scored: best first by a score; --score-field FIELD scores a node by its numeric metadata
+field (nodes without it rank last), without it the score is the similarity to the query.
+beam: path search expanding the --beam-width best paths per hop."""
+
+
+def _add_query_arguments(q: argparse.ArgumentParser) -> None:
+    q.add_argument("text")
+    q.add_argument("--table", required=True)
+    q.add_argument("--edges", required=True, help="FROM:TO pairs, e.g. keywords:keywords,links:$id")
+    q.add_argument(
+        "--strategy",
+        choices=["eager", "mmr", "scored", "beam"],
+        default="eager",
+        help="how nodes are chosen (default eager); see below",
+    )
+    q.add_argument("--select-k", type=int, help="how many nodes to return")
+    q.add_argument("--start-k", type=int, help="start nodes from the vector search")
+    q.add_argument("--adjacent-k", type=int, help="documents fetched per edge")
+    q.add_argument("--max-depth", type=int, help="hops from a start node")
+    q.add_argument("--lambda-mult", type=float, help="mmr only: 1 = relevance, 0 = diversity")
+    q.add_argument("--beam-width", type=int, help="beam only: paths expanded per hop")
+    q.add_argument(
+        "--score-field",
+        help="scored only: a numeric metadata field to rank by (highest first; documents "
+        "without it rank last); default: the similarity to the query",
+    )
+    q.add_argument("--filter", action="append", default=[], help="FIELD=VALUE, repeatable")
+    q.add_argument("--root", action="append", help="an initial root id (depth 0), repeatable")
+    q.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
+    q.add_argument(
+        "--ann-overquery",
+        type=int,
+        default=1,
+        help="ask Cassandra for N x k rows per vector search and keep the best k (default 1)",
+    )
+    q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    q.add_argument("--stream", action="store_true", help="print each node as it is admitted")
+    q.add_argument("--explain", action="store_true", help="print per-hop statistics")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of `hoprag` and its `load`, `query` and `stats` commands."""
     p = argparse.ArgumentParser(prog="hoprag", description=__doc__.split("\n\n")[0])
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--keyspace", default=os.environ.get("HOPRAG_KEYSPACE", DEFAULT_KEYSPACE))
@@ -567,7 +686,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ld = sub.add_parser("load", parents=[common], help="load a dataset or a JSONL file")
     ld.add_argument("dataset", choices=["foldoc", "films", "wordnet", "jsonl"])
-    ld.add_argument("--path", help="the JSONL file (for `jsonl`)")
+    ld.add_argument("--path", help="the JSONL file (for `jsonl`); another data location")
     ld.add_argument("--limit", type=int, help="load at most this many documents")
     ld.add_argument("--table", help="table name (default: the dataset's name)")
     ld.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
@@ -586,29 +705,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ld.set_defaults(func=cmd_load)
 
-    q = sub.add_parser("query", parents=[common], help="traverse from a question")
-    q.add_argument("text")
-    q.add_argument("--table", required=True)
-    q.add_argument("--edges", required=True, help="FROM:TO pairs, e.g. keywords:keywords,links:$id")
-    q.add_argument("--strategy", choices=["eager", "mmr", "scored", "beam"], default="eager")
-    q.add_argument("--select-k", type=int)
-    q.add_argument("--start-k", type=int)
-    q.add_argument("--adjacent-k", type=int)
-    q.add_argument("--max-depth", type=int)
-    q.add_argument("--lambda-mult", type=float)
-    q.add_argument("--beam-width", type=int)
-    q.add_argument("--filter", action="append", default=[], help="FIELD=VALUE, repeatable")
-    q.add_argument("--root", action="append", help="an initial root id, repeatable")
-    q.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
-    q.add_argument(
-        "--ann-overquery",
-        type=int,
-        default=1,
-        help="ask Cassandra for N x k rows per vector search and keep the best k (default 1)",
+    q = sub.add_parser(
+        "query",
+        parents=[common],
+        help="traverse from a question",
+        epilog=STRATEGY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    q.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    q.add_argument("--stream", action="store_true", help="print each node as it is admitted")
-    q.add_argument("--explain", action="store_true", help="print per-hop statistics")
+    _add_query_arguments(q)
     q.set_defaults(func=cmd_query)
 
     st = sub.add_parser("stats", parents=[common], help="documents and size of loaded tables")

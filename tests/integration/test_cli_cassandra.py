@@ -1,18 +1,25 @@
-"""`hoprag load / query / stats` against the real node, including a load that is interrupted
-and run again."""
+"""`hoprag load / query / stats` run as a user runs them (a subprocess) against the real node:
+every strategy and output mode of `query`, the dataset loaders, progress, stats, and a load
+that is interrupted and run again."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from keyspaces import new_keyspace
 
 from cli_load import interrupt_after, load_command
 from shared_data import write_articles_jsonl
+
+N = 150
+EDGES = "references:$id,keywords:keywords"
+HOPRAG_SCRIPT = Path(sys.executable).parent / "hoprag"
 
 
 def _hoprag(contact: str, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
@@ -22,44 +29,157 @@ def _hoprag(contact: str, *args: str, **kw: Any) -> subprocess.CompletedProcess[
     )  # fmt: skip
 
 
-def test_load_query_and_stats_on_a_jsonl_file(
-    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
-) -> None:
-    f = tmp_path / "articles.jsonl"
-    ids = write_articles_jsonl(f, 300)
-    common = ["--keyspace", keyspace]
+def _write_graph(path: Path) -> list[str]:
+    """`N` articles: keywords topicX/methodY, two references each, a `group` (g0..g2) and a
+    numeric `rank` (i % 50) on three articles of four (those with i % 4 == 0 have none)."""
+    ids = [f"a{i:05d}" for i in range(N)]
+    with path.open("w") as f:
+        for i, rid in enumerate(ids):
+            rec: dict[str, Any] = {
+                "id": rid,
+                "title": f"article {i}",
+                "text": f"article {i} on topic {i % 17} and method {i % 5}",
+                "keywords": [f"topic{i % 17}", f"method{i % 5}"],
+                "references": [ids[(i * 7 + 3) % N], ids[(i * 11 + 1) % N]],
+                "group": f"g{i % 3}",
+            }
+            if i % 4:
+                rec["rank"] = i % 50
+            f.write(json.dumps(rec) + "\n")
+    return ids
+
+
+class Graph:
+    """The loaded test graph: where it lives and what its load printed."""
+
+    def __init__(self, contact: str, keyspace: str, ids: list[str], load: Any) -> None:
+        self.contact = contact
+        self.keyspace = keyspace
+        self.ids = ids
+        self.load = load
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return _hoprag(self.contact, *args, "--keyspace", self.keyspace)
+
+    def query(self, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.run("query", text, "--table", "arts", "--edges", EDGES, *args)
+
+    def query_json(self, text: str, *args: str) -> dict[str, Any]:
+        r = self.query(text, *args, "--json")
+        assert r.returncode == 0, r.stderr
+        out: dict[str, Any] = json.loads(r.stdout)
+        return out
+
+
+@pytest.fixture(scope="module")
+def graph(
+    tmp_path_factory: pytest.TempPathFactory, cassandra_contact_points: str, cassandra_session: Any
+) -> Graph:
+    f = tmp_path_factory.mktemp("cli") / "graph.jsonl"
+    ids = _write_graph(f)
+    keyspace = new_keyspace(cassandra_session)
     load = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table",
-                   "arts", "--embedding", "hash:32", *common)  # fmt: skip
+                   "arts", "--embedding", "hash:32", "--keyspace", keyspace)  # fmt: skip
     assert load.returncode == 0, load.stderr
-    assert "loaded 300 documents" in load.stdout
-    rows = cassandra_session.execute(f"SELECT id FROM {keyspace}.arts")
-    assert sorted(r.id for r in rows) == ids
+    return Graph(cassandra_contact_points, keyspace, ids, load)
 
-    stats = _hoprag(cassandra_contact_points, "stats", "--json", *common)
-    assert stats.returncode == 0, stats.stderr
-    (entry,) = json.loads(stats.stdout)
-    assert entry["documents"] == 300 and entry["complete"] and entry["embedding"] == "hash:32"
 
-    q = _hoprag(cassandra_contact_points, "query", "article 5 on topic 5", "--table", "arts",
-                "--edges", "references:$id,keywords:keywords", "--strategy", "eager",
-                "--select-k", "12", "--max-depth", "2", "--json", *common)  # fmt: skip
-    assert q.returncode == 0, q.stderr
-    out = json.loads(q.stdout)
-    nodes = out["nodes"]
-    assert 0 < len(nodes) <= 12
-    assert any(n["depth"] >= 1 for n in nodes)
+def _check_paths(nodes: list[dict[str, Any]]) -> None:
     for n in nodes:
         assert n["path"][-1] == n["id"] and len(n["path"]) == n["depth"] + 1
         assert len(n["steps"]) == n["depth"]
-    assert out["stats"]["hops"][0]["queries"]["search"] == 1
 
-    table = _hoprag(cassandra_contact_points, "query", "article 5", "--table", "arts",
-                    "--edges", "references:$id", "--ann-overquery", "2", *common)  # fmt: skip
-    assert table.returncode == 0 and table.stdout.splitlines()[0].split()[:3] == [
-        "id",
-        "depth",
-        "score",
+
+# --- load, progress, stats --------------------------------------------------------------------
+
+
+def test_load_jsonl_writes_every_document_and_reports_progress_counts(
+    graph: Graph, cassandra_session: Any
+) -> None:
+    assert f"loaded {N} documents into {graph.keyspace}.arts" in graph.load.stdout
+    rows = cassandra_session.execute(f"SELECT id FROM {graph.keyspace}.arts")
+    assert sorted(r.id for r in rows) == graph.ids
+    # Not a terminal: plain progress lines on stderr, each with done/total, the last complete.
+    counts = [
+        int(m.group(1))
+        for line in graph.load.stderr.splitlines()
+        if (m := re.match(rf"load jsonl \[[# ]{{24}}\] (\d+)/{N} ", line))
     ]
+    assert len(counts) >= 2, graph.load.stderr
+    assert counts == sorted(counts) and counts[-1] == N
+
+
+def test_stats_prints_a_table_and_json_of_the_catalogue(graph: Graph) -> None:
+    text = subprocess.run(
+        [str(HOPRAG_SCRIPT), "stats", "--keyspace", graph.keyspace,
+         "--contact-points", graph.contact],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert text.returncode == 0, text.stderr
+    header, *lines = text.stdout.splitlines()
+    assert header.split()[:4] == ["table", "documents", "disk", "MiB"]
+    (line,) = [ln for ln in lines if ln.startswith(f"{graph.keyspace}.arts ")]
+    cells = line.split()
+    assert cells[1] == str(N) and cells[3:] == ["hash:32", "jsonl"]
+
+    one = graph.run("stats", "--table", "arts", "--json")
+    assert one.returncode == 0, one.stderr
+    (entry,) = json.loads(one.stdout)
+    assert entry["table"] == f"{graph.keyspace}.arts"
+    assert entry["documents"] == N and entry["complete"] and entry["embedding"] == "hash:32"
+    assert entry["dimension"] == 32 and entry["dataset"] == "jsonl"
+
+    missing = graph.run("stats", "--table", "nosuch")
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip() == f"hoprag: error: {graph.keyspace}.nosuch is not in hoprag_catalog"
+    )
+
+
+def test_loading_the_same_file_again_has_nothing_to_do(graph: Graph, tmp_path: Path) -> None:
+    # A load is "the same" when dataset, limit and path match: load a copy twice.
+    f = tmp_path / "copy.jsonl"
+    _write_graph(f)
+    args = ("load", "jsonl", "--path", str(f), "--table", "arts2", "--embedding", "hash:32")
+    first = graph.run(*args, "--limit", "20")
+    assert first.returncode == 0 and "loaded 20 documents" in first.stdout, first.stderr
+    again = graph.run(*args, "--limit", "20")
+    assert again.returncode == 0 and "the 20 documents of this load; nothing to do" in again.stdout
+    other = graph.run(*args, "--limit", "20", "--embedding", "hash:16")
+    assert other.returncode == 2
+    assert "was loaded with embedding 'hash:32'" in other.stderr
+
+
+@pytest.mark.parametrize(
+    ("dataset", "edges", "table"),
+    [
+        ("films", "director:director,genre:genre", "films"),
+        ("foldoc", "links:$id,keywords:keywords", "foldoc"),
+        ("wordnet", "hypernyms:$id,$id:hypernyms", "wordnet"),
+    ],
+)
+def test_dataset_loaders_load_the_limit_and_answer_a_query(
+    cassandra_contact_points: str,
+    cassandra_session: Any,
+    keyspace: str,
+    dataset: str,
+    edges: str,
+    table: str,
+) -> None:
+    load = _hoprag(cassandra_contact_points, "load", dataset, "--limit", "60", "--embedding",
+                   "hash:32", "--keyspace", keyspace)  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    assert f"loaded 60 documents into {keyspace}.{table}" in load.stdout
+    assert cassandra_session.execute(f"SELECT count(*) FROM {keyspace}.{table}").one()[0] == 60
+    stats = _hoprag(cassandra_contact_points, "stats", "--json", "--keyspace", keyspace)
+    (entry,) = json.loads(stats.stdout)
+    assert entry["dataset"] == dataset and entry["documents"] == 60
+    q = _hoprag(cassandra_contact_points, "query", "a query", "--table", table, "--edges", edges,
+                "--select-k", "8", "--json", "--keyspace", keyspace)  # fmt: skip
+    assert q.returncode == 0, q.stderr
+    nodes = json.loads(q.stdout)["nodes"]
+    assert len(nodes) == 8
+    _check_paths(nodes)
 
 
 def test_interrupted_load_resumes_and_ends_with_each_document_once(
@@ -73,6 +193,8 @@ def test_interrupted_load_resumes_and_ends_with_each_document_once(
     assert "run the same command again to resume" in err
     partial = cassandra_session.execute(f"SELECT count(*) FROM {keyspace}.arts").one()[0]
     assert 400 <= partial < 4000
+    stats = _hoprag(cassandra_contact_points, "stats", "--keyspace", keyspace)
+    assert stats.stdout.splitlines()[1].endswith("jsonl (incomplete)"), stats.stdout
 
     again = subprocess.run(args, capture_output=True, text=True, check=False, timeout=600)
     assert again.returncode == 0, again.stderr
@@ -99,3 +221,244 @@ def test_bad_table_names_are_rejected_before_anything_is_written(
                 "--embedding", "hash:8")  # fmt: skip
     assert r.returncode == 2
     assert "is not a plain name" in r.stderr and "Traceback" not in r.stderr
+
+
+# --- query ------------------------------------------------------------------------------------
+
+
+def test_eager_query_json_has_paths_steps_and_per_hop_stats(graph: Graph) -> None:
+    out = graph.query_json("article 5 on topic 5", "--select-k", "12", "--max-depth", "2")
+    nodes = out["nodes"]
+    assert out["query"] == "article 5 on topic 5"
+    assert len(nodes) == 12 and len({n["id"] for n in nodes}) == 12
+    assert set(n["id"] for n in nodes) <= set(graph.ids)
+    assert any(n["depth"] >= 1 for n in nodes) and max(n["depth"] for n in nodes) <= 2
+    _check_paths(nodes)
+    for n in nodes:
+        if n["depth"]:
+            via = n["steps"][-1]["via"]
+            assert via.startswith(("references", "keywords", "$id")), via
+    assert out["stats"]["hops"][0]["queries"]["search"] == 1
+
+
+def test_table_output_lists_the_same_nodes_as_json(graph: Graph) -> None:
+    args = ("--select-k", "7", "--max-depth", "1")
+    table = graph.query("article 9", *args)
+    assert table.returncode == 0, table.stderr
+    header, *rows = table.stdout.splitlines()
+    assert header.split() == ["id", "depth", "score", "path"]
+    want = [(n["id"], n["depth"]) for n in graph.query_json("article 9", *args)["nodes"]]
+    assert [(r.split()[0], int(r.split()[1])) for r in rows] == want
+
+
+def test_stream_prints_nodes_as_admitted_hop_by_hop(graph: Graph) -> None:
+    args = ("--select-k", "15", "--max-depth", "2", "--start-k", "3")
+    r = graph.query("article 40 on topic 6", *args, "--stream")
+    assert r.returncode == 0, r.stderr
+    header, *rows = r.stdout.splitlines()
+    assert header == "id  depth  score  path (as admitted)"
+    streamed = [(row.split()[0], int(row.split()[1])) for row in rows]
+    assert len(streamed) == 15
+    assert [d for _, d in streamed[:3]] == [0, 0, 0]  # the three start nodes come first
+    assert max(d for _, d in streamed) == 2
+    # Eager's result is its admission order, so the streamed rows are the result's, in order.
+    final = graph.query_json("article 40 on topic 6", *args)["nodes"]
+    assert streamed == [(n["id"], n["depth"]) for n in final]
+
+
+def test_explain_prints_one_line_per_hop(graph: Graph) -> None:
+    args = ("--select-k", "20", "--max-depth", "2")
+    r = graph.query("article 3", *args, "--explain")
+    assert r.returncode == 0, r.stderr
+    table, explain = r.stdout.split("\n\n")
+    assert table.splitlines()[0].split() == ["id", "depth", "score", "path"]
+    assert len(table.splitlines()) == 21
+    header, *hops = explain.strip().splitlines()
+    assert header.split()[:5] == ["hop", "edges", "search", "get", "adjacent"]
+    stats = graph.query_json("article 3", *args)["stats"]["hops"]
+    assert [int(h.split()[0]) for h in hops] == [h["depth"] for h in stats]
+    assert hops[0].split()[2] == "1"  # the start hop's one vector search
+    assert [int(h.split()[7]) for h in hops] == [h["kept"] for h in stats]
+
+
+def test_filter_keeps_only_matching_documents(graph: Graph) -> None:
+    flt = ("--filter", "group=g2", "--filter", "keywords=method3")
+    nodes = graph.query_json("article 8", "--select-k", "15", "--max-depth", "2", *flt)["nodes"]
+    assert len(nodes) >= 5
+    for n in nodes:
+        assert n["metadata"]["group"] == "g2" and "method3" in n["metadata"]["keywords"], n
+    # A value that parses as JSON is a number: rank 7 is on articles 7, 57 and 107 only.
+    numeric = graph.query_json("article 8", "--filter", "rank=7", "--max-depth", "1")["nodes"]
+    assert sorted(n["id"] for n in numeric) == ["a00007", "a00057", "a00107"]
+
+
+def test_roots_are_admitted_at_depth_zero_and_expanded(graph: Graph) -> None:
+    r = graph.run("query", "article 0", "--table", "arts", "--edges", "references:$id",
+                  "--root", "a00123", "--root", "a00077", "--start-k", "1", "--select-k", "30",
+                  "--max-depth", "1", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    by_id = {n["id"]: n for n in json.loads(r.stdout)["nodes"]}
+    for root in ("a00123", "a00077"):
+        assert by_id[root]["depth"] == 0 and by_id[root]["path"] == [root]
+    # Article 123 cites articles 114 and 4: they are one hop from a root.
+    for ref in ("a00114", "a00004"):
+        assert by_id[ref]["depth"] <= 1
+
+
+def test_ann_overquery_runs_one_search_that_returns_start_k_nodes(graph: Graph) -> None:
+    out = graph.query_json("article 11", "--ann-overquery", "3", "--start-k", "5",
+                           "--max-depth", "0", "--select-k", "10")  # fmt: skip
+    assert [n["depth"] for n in out["nodes"]] == [0] * 5
+    hop0 = out["stats"]["hops"][0]
+    assert hop0["queries"]["search"] == 1 and hop0["rows"] == 5
+    table = graph.query("article 11", "--ann-overquery", "2")
+    assert table.returncode == 0 and table.stdout.split()[:3] == ["id", "depth", "score"]
+
+
+def test_mmr_lambda_mult_trades_relevance_for_diversity(graph: Graph) -> None:
+    args = ("--strategy", "mmr", "--select-k", "8", "--max-depth", "2")
+    relevant = graph.query_json("article 22 on topic 5", *args, "--lambda-mult", "1.0")["nodes"]
+    diverse = graph.query_json("article 22 on topic 5", *args, "--lambda-mult", "0.0")["nodes"]
+    for nodes in (relevant, diverse):
+        assert len(nodes) == 8 and len({n["id"] for n in nodes}) == 8
+        _check_paths(nodes)
+    # Both start from the most similar document; then they part ways.
+    assert relevant[0]["id"] == diverse[0]["id"]
+    assert [n["id"] for n in relevant] != [n["id"] for n in diverse]
+    bad = graph.query("x", *args, "--lambda-mult", "1.5")
+    assert bad.returncode == 2 and "lambda_mult" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_scored_by_default_ranks_by_similarity(graph: Graph) -> None:
+    nodes = graph.query_json("article 31 on topic 14", "--strategy", "scored", "--select-k",
+                             "10", "--max-depth", "2")["nodes"]  # fmt: skip
+    assert len(nodes) == 10
+    _check_paths(nodes)
+    scores = [n["scores"]["_score"] for n in nodes]
+    assert scores == [n["score"] for n in nodes]  # the score is the similarity
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_scored_by_a_field_ranks_by_it_and_puts_documents_without_it_last(graph: Graph) -> None:
+    out = graph.query_json("article 31 on topic 14", "--strategy", "scored", "--score-field",
+                           "rank", "--select-k", "12", "--max-depth", "2")  # fmt: skip
+    nodes = out["nodes"]
+    assert len(nodes) == 12
+    _check_paths(nodes)
+    for n in nodes:
+        assert n["scores"]["_score"] == n["metadata"].get("rank")  # null when it has none
+    ranked = [n["scores"]["_score"] for n in nodes if n["scores"]["_score"] is not None]
+    unranked = [n for n in nodes if n["scores"]["_score"] is None]
+    assert ranked == sorted(ranked, reverse=True) and len(ranked) >= 6
+    assert nodes[len(ranked) :] == unranked  # documents without `rank` come last
+    assert all(int(n["id"][1:]) % 4 == 0 for n in unranked)
+
+
+def test_beam_returns_best_paths_first_and_expands_beam_width_paths(graph: Graph) -> None:
+    args = ("--strategy", "beam", "--select-k", "10", "--max-depth", "2")
+    out = graph.query_json("article 50 on topic 16", *args, "--beam-width", "2")
+    nodes = out["nodes"]
+    assert 0 < len(nodes) <= 10
+    _check_paths(nodes)
+    path_scores = [n["scores"]["_path_score"] for n in nodes]
+    assert path_scores == sorted(path_scores, reverse=True)
+    hops = out["stats"]["hops"]
+    # Two paths expanded per hop, each with its one id edge (a `get`) and keyword edges.
+    assert all(h["notes"].get("beam") == 2 for h in hops[:-1])
+    wide = graph.query_json("article 50 on topic 16", *args, "--beam-width", "6")["stats"]
+    assert sum(h["edges"] for h in wide["hops"]) > sum(h["edges"] for h in hops)
+    bad = graph.query("x", *args, "--beam-width", "0")
+    assert bad.returncode == 2 and "beam_width" in bad.stderr
+
+
+def test_query_of_a_table_never_loaded_is_a_one_line_error(graph: Graph) -> None:
+    r = graph.run("query", "x", "--table", "never", "--edges", EDGES)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (
+        f"hoprag: error: {graph.keyspace}.never has no hoprag_catalog entry; load it with "
+        "`hoprag load` or name its --embedding"
+    )
+
+
+# --- the README's examples --------------------------------------------------------------------
+
+
+def test_the_readme_examples_run_as_shown(cassandra_contact_points: str, keyspace: str) -> None:
+    """Every command of README's "The `hoprag` command", with hash vectors instead of MiniLM
+    and limits that keep the loads short (FOLDOC's `lisp` is article 6,072)."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        r = _hoprag(cassandra_contact_points, *args, "--keyspace", keyspace)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    def nodes(*args: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = json.loads(run(*base, *args, "--json").stdout)["nodes"]
+        _check_paths(out)
+        return out
+
+    run("load", "foldoc", "--limit", "6100", "--embedding", "hash:32")
+    base = ("query", "garbage collection in Lisp", "--table", "foldoc",
+            "--edges", "links:$id,keywords:keywords")  # fmt: skip
+    shown = ("--strategy", "mmr", "--select-k", "10", "--max-depth", "2")
+    table = run(*base, *shown).stdout.splitlines()
+    assert table[0].split() == ["id", "depth", "score", "path"] and len(table) == 11
+    assert len(nodes(*shown)) == 10
+    assert len(nodes("--strategy", "mmr", "--lambda-mult", "0.3")) > 0
+    scored = [n["scores"]["_score"] for n in nodes("--strategy", "scored")]
+    assert scored and scored == sorted(scored, reverse=True)
+    beam = json.loads(run(*base, "--strategy", "beam", "--beam-width", "4", "--json").stdout)
+    assert beam["nodes"] and beam["stats"]["hops"][0]["notes"]["beam"] == 4
+    filtered = nodes("--filter", "keywords=language", "--root", "lisp")
+    assert {"id": "lisp", "depth": 0} in [{"id": n["id"], "depth": n["depth"]} for n in filtered]
+    assert all("language" in n["metadata"]["keywords"] for n in filtered)
+    assert run(*base, "--stream").stdout.startswith("id  depth  score  path (as admitted)\n")
+    assert "\nhop  edges  search" in run(*base, "--explain").stdout
+    assert len(nodes("--ann-overquery", "2")) > 0
+    for stats in (run("stats"), run("stats", "--table", "foldoc")):
+        assert f"{keyspace}.foldoc" in stats.stdout and " 6100 " in stats.stdout
+
+    run("load", "films", "--limit", "300", "--embedding", "hash:32")
+    films = json.loads(run("query", "space opera", "--table", "films", "--edges",
+                           "director:director,genre:genre", "--strategy", "scored",
+                           "--score-field", "box_office", "--json").stdout)["nodes"]  # fmt: skip
+    assert films
+    office = [n["scores"]["_score"] for n in films]
+    assert office == [n["metadata"].get("box_office") for n in films]
+    known = [v for v in office if v is not None]
+    assert known == sorted(known, reverse=True) and office[: len(known)] == known
+
+
+# --- the catalogue API ------------------------------------------------------------------------
+
+
+def test_load_catalog_round_trips_entries_and_creates_nothing_when_read(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    from hoprag.errors import InvalidInputError
+    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+
+    catalog = LoadCatalog(cassandra_session, keyspace, consistency="one")
+    assert catalog.consistency == "ONE" and catalog.name == f"{keyspace}.hoprag_catalog"
+    # Reading a keyspace that has no catalogue answers "nothing" and creates no table.
+    assert catalog.get("films") is None and catalog.entries() == []
+    assert not catalog.exists()
+
+    catalog.create()
+    assert catalog.exists()
+    catalog.put(CatalogEntry("films", '{"dataset": "films"}', "hash:8", 8, 40, False))
+    catalog.put(CatalogEntry("films", '{"dataset": "films"}', "hash:8", 8, 90, True))
+    catalog.put(CatalogEntry("mine", "{}", "minilm", 384, 3, False))
+    films = catalog.get("FILMS")  # names are case-insensitive, as in CQL
+    assert films is not None and (films.written, films.complete, films.dimension) == (90, True, 8)
+    assert films.updated is not None
+    assert sorted((e.table, e.written) for e in catalog.entries()) == [("films", 90), ("mine", 3)]
+
+    for bad in ("x;drop", "bad-name", ""):
+        with pytest.raises(InvalidInputError, match="is not a plain name"):
+            LoadCatalog(cassandra_session, bad)
+        with pytest.raises(InvalidInputError, match="is not a plain name"):
+            catalog.get(bad)
+    with pytest.raises(InvalidInputError, match="--consistency must be one of"):
+        LoadCatalog(cassandra_session, keyspace, consistency="SOMETIMES")

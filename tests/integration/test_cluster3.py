@@ -1,6 +1,11 @@
-"""`scripts/cassandra up --nodes 3` brings up three nodes that see each other, a traversal over
+"""`scripts/cassandra up --nodes 3` brings up three nodes that see each other, `hoprag load
+--consistency` takes effect (ALL fails with a node stopped, QUORUM succeeds), a traversal over
 an RF 3 keyspace survives one node being killed mid-stream, and `down` stops them all. Runs
-beside the suite's own node, on 127.0.0.4-6 with its own state directory."""
+beside the suite's own node, on 127.0.0.4-6 with its own state directory.
+
+Each test that needs all three nodes (or two) first restarts the cluster when an earlier test
+left fewer running, so the tests pass in any order; a test that stops a node to check
+something restarts the cluster before it ends."""
 
 from __future__ import annotations
 
@@ -57,6 +62,54 @@ class Cluster:
     def pids(self) -> list[int]:
         return [int(p.read_text()) for p in sorted(self.state.glob("node*/pid"))]
 
+    def alive(self) -> int:
+        """How many of the three node JVMs are running."""
+        return sum(_alive(p) for p in self.pids())
+
+    def restart(self) -> None:
+        """`down`, then `up` again (same data), and a fresh driver session."""
+        from hoprag.stores.cassandra.session import connect
+
+        if self.session is not None:
+            self.session.cluster.shutdown()
+            self.session = None
+        _launcher(self.env, "down")
+        self.up = _launcher(self.env, "up", "--nodes", "3", "--heap", "768M")
+        assert self.up.returncode == 0, self.up.stderr[-3000:]
+        self.session = connect(POINTS)
+        _wait_driver_sees(self.session, ["127.0.0.4", "127.0.0.5", "127.0.0.6"])
+
+    def ensure(self, nodes: int = 3) -> Cluster:
+        """Restart the cluster when fewer than `nodes` of its nodes are running."""
+        if self.alive() < nodes:
+            self.restart()
+        return self
+
+
+def _wait_driver_sees(session: Any, want: list[str], timeout: float = 60) -> list[str]:
+    """Wait until the driver counts exactly the nodes `want` as up; returns what it counts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        up = sorted(h.address for h in session.cluster.metadata.all_hosts() if h.is_up)
+        if up == want or time.monotonic() > deadline:
+            return up
+        time.sleep(0.5)
+
+
+def _stop_node(pid: int) -> None:
+    """Stop one node as `scripts/cassandra down` does: SIGTERM to its process group (a clean
+    shutdown that tells the other nodes), SIGKILL if it is still there after 60 s."""
+    os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
@@ -85,6 +138,7 @@ def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -
     from cassandra import ConsistencyLevel
     from cassandra.query import SimpleStatement
 
+    cluster.ensure(3)
     assert cluster.up.stdout.strip().splitlines()[-1] == POINTS
     pids = cluster.pids()
     assert len(pids) == 3 and all(_alive(p) for p in pids)
@@ -101,19 +155,13 @@ def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -
     assert len(peers) == 2, peers
     # ...and the driver, which opens its pools to discovered nodes in the background, ends up
     # connected to all three.
-    deadline = time.monotonic() + 60
     want = ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
-    while time.monotonic() < deadline:
-        up = sorted(h.address for h in s.cluster.metadata.all_hosts() if h.is_up)
-        if up == want:
-            break
-        time.sleep(0.5)
-    assert up == want
+    assert _wait_driver_sees(s, want) == want
     s.execute(
-        "CREATE KEYSPACE rf3 WITH replication = "
+        "CREATE KEYSPACE IF NOT EXISTS rf3 WITH replication = "
         "{'class': 'SimpleStrategy', 'replication_factor': 3}"
     )
-    s.execute("CREATE TABLE rf3.kv (k text PRIMARY KEY, v int)")
+    s.execute("CREATE TABLE IF NOT EXISTS rf3.kv (k text PRIMARY KEY, v int)")
     write = SimpleStatement(
         "INSERT INTO rf3.kv (k, v) VALUES (%s, %s)", consistency_level=ConsistencyLevel.QUORUM
     )
@@ -124,7 +172,65 @@ def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -
     assert sorted(r.v for r in s.execute(read)) == list(range(20))
 
 
+def test_load_consistency_all_fails_with_a_node_stopped_and_quorum_succeeds(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """`--consistency` reaches Cassandra: with all three nodes up a load at ALL succeeds; with
+    one stopped (by this test) the same load at ALL fails with a one-line error, where the
+    default level would have succeeded, and at QUORUM it succeeds and every document is then
+    read back at QUORUM. The node is restarted before the test ends."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
+    cluster.ensure(3)
+    f = tmp_path / "articles.jsonl"
+    ids = write_articles_jsonl(f, 300)
+
+    def load(table: str, level: str) -> subprocess.CompletedProcess[str]:
+        args = load_command(str(f), "cons", table, POINTS, "--replication-factor", "3",
+                            "--consistency", level)  # fmt: skip
+        return subprocess.run(args, capture_output=True, text=True, check=False, timeout=600)
+
+    first = load("allup", "ALL")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "loaded 300 documents into cons.allup" in first.stdout
+
+    victim = cluster.pids()[2]  # node 3, 127.0.0.6
+    try:
+        _stop_node(victim)
+        assert _wait_driver_sees(cluster.session, ["127.0.0.4", "127.0.0.5"]) == [
+            "127.0.0.4",
+            "127.0.0.5",
+        ]
+        at_all = load("arts", "ALL")
+        assert at_all.returncode == 1, at_all.stdout + at_all.stderr[-3000:]
+        assert "Traceback" not in at_all.stderr
+        (line,) = at_all.stderr.strip().splitlines()
+        assert line.startswith("hoprag: error: ")
+        assert "not enough live replicas for the requested consistency" in line
+        assert "consistency level ALL" in line and "cons.hoprag_catalog" in line
+
+        at_quorum = load("arts", "QUORUM")
+        assert at_quorum.returncode == 0, at_quorum.stderr[-3000:]
+        assert "loaded 300 documents into cons.arts" in at_quorum.stdout
+        read = SimpleStatement(
+            "SELECT id FROM cons.arts", consistency_level=ConsistencyLevel.QUORUM
+        )
+        rows = [r.id for r in cluster.session.execute(read)]
+        assert len(rows) == len(set(rows)) == 300 and sorted(rows) == ids
+        catalog = SimpleStatement(
+            "SELECT written, complete FROM cons.hoprag_catalog WHERE table_name = 'arts'",
+            consistency_level=ConsistencyLevel.QUORUM,
+        )
+        row = cluster.session.execute(catalog).one()
+        assert row.written == 300 and row.complete
+    finally:
+        cluster.restart()
+    assert cluster.alive() == 3
+
+
 async def test_a_traversal_survives_a_node_killed_mid_stream(cluster: Cluster) -> None:
+    cluster.ensure(3)
     store = CassandraStore(
         HashEmbedding(16),
         keyspace="trav",
@@ -155,11 +261,12 @@ async def test_a_traversal_survives_a_node_killed_mid_stream(cluster: Cluster) -
 def test_an_interrupted_load_resumes_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
     """DESIGN §7 on the cluster: `hoprag load` into an RF 3 keyspace at QUORUM, interrupted
     part-way (SIGINT) and run again, ends with every document once, read back at QUORUM. Run
-    after the test above, node 3 is dead all along: two replicas of three take each write."""
+    after the test above, node 3 is dead all along (two replicas of three take each write);
+    run alone, all three are up."""
     from cassandra import ConsistencyLevel
     from cassandra.query import SimpleStatement
 
-    s = cluster.session
+    s = cluster.ensure(2).session
     f = tmp_path / "articles.jsonl"
     ids = write_articles_jsonl(f, 1200)
     args = load_command(str(f), "loadrf3", "arts", POINTS,

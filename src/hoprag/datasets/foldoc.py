@@ -114,7 +114,9 @@ def headword_slug(headword: str) -> str:
 
 def _files(path: str | Path | None) -> tuple[Path, Path]:
     base = Path(path) if path is not None else DEFAULT_DIR
-    if base.is_dir():
+    named_file = base.name.endswith((".dict.dz", ".dict", ".index"))
+    # A missing directory (no package installed) is still a directory: name the files in it.
+    if base.is_dir() or (not base.exists() and not named_file):
         index = base / "foldoc.index"
         data = base / "foldoc.dict.dz"
         if not data.exists() and (base / "foldoc.dict").exists():
