@@ -13,7 +13,6 @@ knows which embedding a table uses. Errors are printed as one line on stderr wit
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import itertools
 import json
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from hoprag.documents import Document, Node
 from hoprag.errors import HopragError, InvalidInputError
 from hoprag.strategies import Beam, Eager, Mmr, Scored, Strategy
+from hoprag.sync import run_sync
 
 if TYPE_CHECKING:
     from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
@@ -560,7 +560,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     session = open_session(args)
     try:
         store = open_query_store(args, session, embedding)
-        nodes, stats = asyncio.run(run_traversal(args, store, strategy, edges, flt))
+        nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         print_query_result(args, nodes, stats)
         return 0
     finally:
