@@ -61,6 +61,11 @@ class RowHit(Hit):
     of them when a strategy needs few new nodes) are never decoded."""
 
     __slots__ = ("_doc", "_id", "_layout", "_row", "_vector")
+    _doc: Document | None
+    _id: str
+    _layout: Layout
+    _row: Sequence[Any] | None
+    _vector: NDArray[np.float64] | None
 
     def __init__(
         self, row: Sequence[Any], layout: Layout, vector: Any, score: float | None
@@ -73,11 +78,12 @@ class RowHit(Hit):
         _set(self, "_doc", None)
         _set(self, "score", score)
 
-    @property  # type: ignore[override]
+    @property
     def document(self) -> Document:
         doc = self._doc
         if doc is None:
             row = self._row
+            assert row is not None
             vec = self._vector
             emb = None if vec is None else vectors.VectorList(vec.tolist(), vec)
             doc = _doc(row[0], row[1], self._layout.decode_metadata(row), emb)
@@ -88,7 +94,7 @@ class RowHit(Hit):
 
     @property
     def id(self) -> str:
-        return self._id  # type: ignore[no-any-return]
+        return self._id
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Hit, (self.document, self.score))  # pickles as the plain Hit it stands for

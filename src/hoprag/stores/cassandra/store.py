@@ -35,7 +35,7 @@ from hoprag.embeddings.base import aembed_documents, embed_query
 from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
 from hoprag.filters import Filter, compile_filter
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store
-from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions
+from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.layouts import Layout, layout_for
@@ -126,7 +126,7 @@ class CassandraStore(Store):
         database_id: str,
         keyspace: str,
         table: str,
-        mode: str = "hoprag",
+        mode: Mode = "hoprag",
         **kwargs: Any,
     ) -> CassandraStore:
         """A store on Astra DB, over the session `cassio.init(token=token,
