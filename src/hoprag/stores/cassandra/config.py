@@ -78,22 +78,26 @@ class CassandraConfig(BaseModel):
     @field_validator("keyspace", "table", mode="before")
     @classmethod
     def _plain_name(cls, value: Any, info: Any) -> str:
+        """Keyspace and table are plain CQL names, kept in lower case."""
         return check_name(value, what=str(info.field_name))
 
     @field_validator("write_consistency", mode="before")
     @classmethod
     def _consistency(cls, value: Any) -> str | None:
+        """A consistency level name, upper case."""
         return guards.check_consistency(value)
 
     @field_validator("list_fields", mode="before")
     @classmethod
     def _fields(cls, value: Any) -> tuple[str, ...]:
+        """Any collection of field names (not one string), as a tuple."""
         if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
             raise invalid("list_fields", value, "a collection of field names")
         return tuple(check_field(f, what="a list_fields entry") for f in value)
 
     @model_validator(mode="after")
     def _list_fields_need_cassio(self) -> CassandraConfig:
+        """Shredded list fields exist only in cassio tables."""
         if self.list_fields and self.mode != "cassio":
             raise invalid("list_fields", list(self.list_fields), "empty unless mode='cassio'")
         return self

@@ -100,6 +100,7 @@ class Executor:
         self.prepared = bridge.PreparedCache(session, self._configure)
 
     def _configure(self, stmt: Any) -> None:
+        """Set a freshly prepared statement's consistency and raw vector columns."""
         from cassandra import ConsistencyLevel
 
         text = stmt.query_string.lstrip().upper()
@@ -270,6 +271,8 @@ class _Burst:
         self.sent: deque[_Slot] = deque()
 
     async def run(self) -> list[list[Any]]:
+        """Every call's rows, in order; on a failure or a cancellation the queries still in
+        flight are abandoned and all their slots given back."""
         try:
             for i, (_, params) in enumerate(self.calls):
                 slot = _Slot(i)
@@ -317,10 +320,12 @@ class _Burst:
             raise
 
     def _give_back(self, slot: _Slot) -> None:
+        """Release both slots `slot` holds."""
         self.ex.limiter.release()
         self.run_limiter.release_on_behalf_of(slot)
 
     async def _collect(self) -> None:
+        """Await the oldest query's answer, store its rows and give its slots back."""
         slot = self.sent.popleft()
         try:
             self.out[slot.index] = await self._answer(slot)

@@ -80,6 +80,7 @@ class RowHit(Hit):
 
     @property
     def document(self) -> Document:
+        """The row's Document, decoded on first access."""
         doc = self._doc
         if doc is None:
             row = self._row
@@ -94,6 +95,7 @@ class RowHit(Hit):
 
     @property
     def id(self) -> str:
+        """The document's id, without decoding the row."""
         return self._id
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -135,6 +137,7 @@ class Layout:
 
     # --- to be provided by each layout -----------------------------------------------------
     def base_columns(self) -> list[str]:
+        """The columns every read selects: id and content first, then the metadata's."""
         raise NotImplementedError
 
     def conditions(self, field: str, value: Any) -> list[Bound]:
@@ -158,6 +161,7 @@ class Layout:
         raise NotImplementedError
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
+        """A row's metadata as the document had it."""
         raise NotImplementedError
 
     def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
@@ -169,9 +173,11 @@ class Layout:
         raise NotImplementedError
 
     def insert_query(self) -> str:
+        """The INSERT of one document (bind markers for `insert_values`)."""
         raise NotImplementedError
 
     def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
+        """The bound values of `insert_query` for a checked document and embedding."""
         raise NotImplementedError
 
     # --- shared query building -------------------------------------------------------------

@@ -40,6 +40,7 @@ GET_CHUNK = 100
 
 
 def _score(hit: Hit) -> float:
+    """A hit's sort key (unscored hits last)."""
     return hit.score if hit.score is not None else float("-inf")
 
 
@@ -72,6 +73,7 @@ class CassandraQuery(PreparedQuery):
         self._texts: dict[int, str] = {}
 
     def _vector(self, what: str) -> PackedVector:
+        """The query vector, which `what` needs."""
         if self.embedding is None:
             raise invalid("embedding", None, f"a query vector for {what}")
         return self.embedding
@@ -86,6 +88,7 @@ class CassandraQuery(PreparedQuery):
         return [c for c in own if c not in self._bound_set]
 
     def _ann_call(self, own: Sequence[Bound], qv: PackedVector, limit: int) -> Call:
+        """The text and values of a vector search under `own` conditions and the filter's."""
         n = len(own) + len(self._bound)
         text = self._texts.get(n)
         if text is None:
