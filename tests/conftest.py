@@ -1,4 +1,4 @@
-"""Makes the shared test modules (`store_compliance`, `datasets`) importable from every test
+"""Makes the shared test modules (`shared_data`, `cli_load`, ...) importable from every test
 directory."""
 
 from __future__ import annotations

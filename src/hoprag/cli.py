@@ -28,6 +28,7 @@ from hoprag.documents import Document, Node
 from hoprag.errors import HopragError, InvalidInputError
 from hoprag.strategies import Beam, Eager, Mmr, Scored, Strategy
 from hoprag.sync import run_sync
+from hoprag.validation import check_field
 
 if TYPE_CHECKING:
     from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
@@ -143,8 +144,6 @@ def field_scorer(field: str) -> Callable[[Node], float]:
     objects); a node without it, or with a value that is not a finite number (booleans
     included), scores MISSING_SCORE, below every node that has one. A malformed field name
     (empty, or with an empty dotted part) is an InvalidInputError."""
-    from hoprag.stores.cassandra.guards import check_field
-
     field = check_field(field, what="--score-field")
 
     def score(node: Node) -> float:

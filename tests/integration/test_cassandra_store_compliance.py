@@ -1,15 +1,15 @@
-"""The shared store compliance suite (tests/store_compliance.py), unchanged, on CassandraStore
-over a real Cassandra 5.0 node: one fresh keyspace (and table) per test."""
+"""The shipped store compliance suite (`hoprag.testing`), unchanged, on CassandraStore over a
+real Cassandra 5.0 node: one fresh keyspace (and table) per test."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from store_compliance import StoreCompliance, StoreFactory
 
 from hoprag import Document
 from hoprag.stores.cassandra.store import CassandraStore
+from hoprag.testing import StoreCompliance, StoreFactory
 
 
 @pytest.fixture

@@ -610,9 +610,9 @@ async def test_a_transient_failure_in_a_burst_is_retried_alone(
 ) -> None:
     from cassandra import OperationTimedOut
 
-    from hoprag.stores.cassandra import store as store_module
+    from hoprag.stores.cassandra import executor
 
-    monkeypatch.setattr(store_module, "READ_RETRY_DELAY", 0.001)
+    monkeypatch.setattr(executor, "READ_RETRY_DELAY", 0.001)
     session = BurstSession(fail={4: OperationTimedOut("slow")}, at_submit=at_submit)
     store = _burst_store(session, max_in_flight=8)
     edges = [MetadataEdge("t", v) for v in range(6)]

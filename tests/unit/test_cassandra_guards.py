@@ -1,11 +1,12 @@
-"""CassandraStore's input guards and error translation, without a Cassandra node."""
+"""CassandraStore's own input checks (the ANN bound, the over-query factor, consistency names,
+CQL names, CassandraConfig) and its error translation, without a Cassandra node. The checks
+shared with every store are tested with `hoprag.validation`."""
 
 from __future__ import annotations
 
-import math
+import re
 from typing import Any
 
-import numpy as np
 import pytest
 from cassandra import (
     InvalidRequest,
@@ -16,100 +17,80 @@ from cassandra import (
     WriteFailure,
 )
 from cassandra.cluster import NoHostAvailable
+from pydantic import ValidationError
 
-from hoprag import Document
 from hoprag.errors import InvalidInputError, StoreError, StoreUnavailableError
 from hoprag.stores.cassandra import guards
+from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.names import check_name
 
 
-@pytest.mark.parametrize("k", [0, 1, 1000, np.int64(7)])
-def test_k_in_range(k: Any) -> None:
-    assert guards.check_k(k) == int(k)
+def test_the_over_query_factor_is_an_int_in_1_to_16() -> None:
+    assert guards.check_overquery(1) == 1 and guards.check_overquery(16) == 16
+    for bad in (0, 17, True, 1.5, "2", None):
+        with pytest.raises(
+            InvalidInputError, match=re.escape("ann_overquery must be an int in 1..16")
+        ):
+            guards.check_overquery(bad)
+
+
+def test_write_consistency_is_checked_by_name() -> None:
+    assert guards.check_consistency("local_quorum") == "LOCAL_QUORUM"
+    assert guards.check_consistency(None) is None
+    for bad in ("MOST", 1, b"ALL"):
+        with pytest.raises(InvalidInputError, match="write_consistency must be one of ONE"):
+            guards.check_consistency(bad)
+
+
+# --- CassandraConfig ------------------------------------------------------------------------------
+
+
+def test_a_config_holds_checked_normalised_options() -> None:
+    cfg = CassandraConfig(
+        keyspace="KS",
+        table="Docs",
+        mode="cassio",
+        list_fields=["tags", "loc.city"],
+        write_consistency="all",
+        request_timeout=3,
+    )
+    assert (cfg.keyspace, cfg.table) == ("ks", "docs")
+    assert cfg.list_fields == ("tags", "loc.city")
+    assert cfg.write_consistency == "ALL" and cfg.request_timeout == 3.0
+    assert (cfg.max_in_flight, cfg.ann_overquery, cfg.dimension) == (128, 1, None)
+    with pytest.raises(ValidationError):  # frozen: a store's options do not change under it
+        cfg.max_in_flight = 3  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
-    ("k", "words"),
+    ("options", "argument", "message"),
     [
-        (1001, "at most 1000"),
-        (-1, "0..1000"),
-        (2.0, "integer"),
-        (True, "integer"),
-        ("3", "integer"),
+        ({"max_in_flight": 0}, "max_in_flight", "max_in_flight must be an int in 1..32768, got 0"),
+        ({"max_in_flight": True}, "max_in_flight", "an int in 1..32768, got True"),
+        ({"dimension": 8193}, "dimension", "dimension must be an int in 1..8192 or None"),
+        ({"dimension": 3.0}, "dimension", "got 3.0"),
+        ({"replication_factor": 11}, "replication_factor", "an int in 1..10, got 11"),
+        ({"ann_overquery": 17}, "ann_overquery", "ann_overquery must be an int in 1..16, got 17"),
+        ({"mode": "lc"}, "mode", "mode must be 'hoprag' or 'cassio', got 'lc'"),
+        ({"create_schema": "yes"}, "create_schema", "create_schema must be True or False"),
+        ({"request_timeout": 0}, "request_timeout", "a number of seconds > 0, or None, got 0"),
+        ({"write_consistency": "MOST"}, "write_consistency", "one of ONE, TWO"),
+        ({"list_fields": ["a"]}, "list_fields", "empty unless mode='cassio'"),
+        ({"list_fields": "tags", "mode": "cassio"}, "list_fields", "a collection of field"),
+        ({"list_fields": ["a=b"], "mode": "cassio"}, "a list_fields entry", "field name"),
+        ({"keyspace": "ks; DROP"}, "keyspace", "keyspace 'ks; DROP' is not a plain name"),
+        ({"table": None}, "table", "table None is not a plain name"),
+        ({"max_inflight": 3}, "max_inflight", "unknown option 'max_inflight'; the options are"),
     ],
 )
-def test_k_out_of_range(k: Any, words: str) -> None:
-    with pytest.raises(InvalidInputError, match=words):
-        guards.check_k(k)
-
-
-def test_vectors() -> None:
-    assert guards.check_vector(np.array([1, 2, 3], dtype=np.float32), 3, what="q") == [1, 2, 3]
-    for vec, words in [
-        ([1.0, 2.0], "dimension 2"),
-        ([1.0, math.nan, 0.0], "NaN"),
-        ([1.0, math.inf, 0.0], "NaN or infinity"),
-        ([0.0, 0.0, 0.0], "zero vector"),
-        ([[1.0, 2.0, 3.0]], "one-dimensional"),
-        (["a", "b", "c"], "not a sequence of numbers"),
-        ("abc", "sequence of 3 floats"),
-        (None, "sequence of 3 floats"),
-        ([1e39, 0.0, 0.0], "float32"),
-    ]:
-        with pytest.raises(InvalidInputError, match=words):
-            guards.check_vector(vec, 3, what="q")
-
-
-def test_ids() -> None:
-    assert guards.check_ids(["a", "b", "a"]) == ["a", "b"]
-    assert guards.check_ids(()) == []
-    for ids in ["abc", b"abc", 3, ["a", ""], ["a", None], ["a", 1]]:
-        with pytest.raises(InvalidInputError):
-            guards.check_ids(ids)
-
-
-def test_filters() -> None:
-    assert guards.check_filter(None) == []
-    assert guards.check_filter({"a": 1, "b.c": "x", "d": None, "e": [1, "y"]}) == [
-        ("a", 1),
-        ("b.c", "x"),
-        ("d", None),
-        ("e", [1, "y"]),
-    ]
-    for flt, words in [
-        ({"a": {"b": 1}}, "JSON scalar"),
-        ({"a": object()}, "JSON scalar"),
-        ({"a": [1, [2]]}, "JSON scalar"),
-        ({"a": math.nan}, "JSON number"),
-        ({"": 1}, "non-empty"),
-        ({"a..b": 1}, "empty dotted part"),
-        ({"a=b": 1}, "'='"),
-        ({1: 1}, "non-empty string"),
-        ([("a", 1)], "mapping"),
-    ]:
-        with pytest.raises(InvalidInputError, match=words):
-            guards.check_filter(flt)
-
-
-def test_documents() -> None:
-    a1 = Document("a", "first", {"x": [1, {"y": None}]})
-    b = Document("b", "b")
-    a2 = Document("a", "second")
-    assert guards.check_documents([a1, b, a2]) == [b, a2]  # last duplicate wins
-    bad_id = Document("c", "c")
-    bad_id.id = 5  # type: ignore[assignment]
-    for docs, words in [
-        (Document("a", "a"), "single Document"),
-        ("abc", "iterable of Document"),
-        ([{"id": "a"}], "not a hoprag Document"),
-        ([bad_id], "non-empty string"),
-        ([Document("a", "a", {"s": {1, 2}})], "JSON-serialisable"),
-        ([Document("a", "a", {"f": math.inf})], "JSON cannot hold"),
-        ([Document("a", "a", {"d": {2: "x"}})], "non-string key"),
-    ]:
-        with pytest.raises(InvalidInputError, match=words):
-            guards.check_documents(docs)
+def test_a_bad_option_is_invalid_input_naming_it(
+    options: dict[str, Any], argument: str, message: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=re.escape(message)) as info:
+        CassandraConfig(**{"keyspace": "ks", "table": "t", **options})
+    assert info.value.argument == argument
+    assert not isinstance(info.value, ValidationError)
 
 
 @pytest.mark.parametrize("name", ["ks; DROP TABLE x", "a b", "1a", "", "a" * 49, "ks.t", None])
@@ -166,12 +147,3 @@ def test_translate_failures_timeouts_and_unavailability() -> None:
     assert not isinstance(translate(read, "x"), StoreUnavailableError)
     same = InvalidInputError("already ours")
     assert translate(same, "x") is same
-
-
-def test_write_consistency_is_checked_by_name() -> None:
-    from hoprag.stores.cassandra.guards import check_consistency
-
-    assert check_consistency("local_quorum") == "LOCAL_QUORUM"
-    assert check_consistency(None) is None
-    with pytest.raises(InvalidInputError, match="write_consistency"):
-        check_consistency("MOST")

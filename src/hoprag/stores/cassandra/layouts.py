@@ -18,20 +18,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from hoprag.documents import Document
 from hoprag.edges import FrozenDict
+from hoprag.filters import Condition
 from hoprag.stores.base import Hit
+from hoprag.stores.cassandra import schema, vectors
 from hoprag.stores.cassandra import tokens as tok
-from hoprag.stores.cassandra import vectors
-from hoprag.stores.cassandra.guards import metadata_json
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.config import CassandraConfig
 
 SHRED_DELIMITER = "→"  # U+2192, langchain-graph-retriever's ShreddingTransformer default
 SHRED_VALUE = "§"  # U+00A7, its static value
 SHREDDED_KEYS = "__shredded_keys"
+
+Bound = tuple[Any, ...]
+"""The bound values of one `Layout.condition_clause`."""
+
+
+def metadata_json(metadata: Mapping[str, Any]) -> str:
+    """The metadata as compact JSON (checked by `validation.check_json` beforehand)."""
+    return json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _doc(doc_id: str, content: str | None, metadata: dict[str, Any], emb: Any) -> Document:
@@ -49,6 +61,11 @@ class RowHit(Hit):
     of them when a strategy needs few new nodes) are never decoded."""
 
     __slots__ = ("_doc", "_id", "_layout", "_row", "_vector")
+    _doc: Document | None
+    _id: str
+    _layout: Layout
+    _row: Sequence[Any] | None
+    _vector: NDArray[np.float64] | None
 
     def __init__(
         self, row: Sequence[Any], layout: Layout, vector: Any, score: float | None
@@ -61,11 +78,13 @@ class RowHit(Hit):
         _set(self, "_doc", None)
         _set(self, "score", score)
 
-    @property  # type: ignore[override]
+    @property
     def document(self) -> Document:
+        """The row's Document, decoded on first access."""
         doc = self._doc
         if doc is None:
             row = self._row
+            assert row is not None
             vec = self._vector
             emb = None if vec is None else vectors.VectorList(vec.tolist(), vec)
             doc = _doc(row[0], row[1], self._layout.decode_metadata(row), emb)
@@ -76,7 +95,8 @@ class RowHit(Hit):
 
     @property
     def id(self) -> str:
-        return self._id  # type: ignore[no-any-return]
+        """The document's id, without decoding the row."""
+        return self._id
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Hit, (self.document, self.score))  # pickles as the plain Hit it stands for
@@ -90,7 +110,7 @@ class RowHit(Hit):
     __hash__ = None  # type: ignore[assignment]  # like Hit: its Document is mutable
 
 
-def _cosines(query: Sequence[float], m: np.ndarray) -> list[float]:
+def _cosines(query: Sequence[float], m: NDArray[np.float64]) -> list[float]:
     """Cosine of each row of the float64 matrix `m` with `query` (0 for a zero vector). Each
     row's dot product is its own reduction, so a document's score does not depend on the other
     rows of its page (a BLAS matrix-vector product can differ in the last bit with them)."""
@@ -98,7 +118,8 @@ def _cosines(query: Sequence[float], m: np.ndarray) -> list[float]:
     norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(q))
     dots = np.einsum("ij,j->i", m, q)
     safe = np.where(norms == 0.0, 1.0, norms)
-    return np.where(norms == 0.0, 0.0, dots / safe).tolist()
+    out: list[float] = np.where(norms == 0.0, 0.0, dots / safe).tolist()
+    return out
 
 
 class Layout:
@@ -116,18 +137,35 @@ class Layout:
 
     # --- to be provided by each layout -----------------------------------------------------
     def base_columns(self) -> list[str]:
+        """The columns every read selects: id and content first, then the metadata's."""
         raise NotImplementedError
 
-    def conditions(self, field: str, value: Any) -> list[tuple[Any, ...]]:
+    def conditions(self, field: str, value: Any) -> list[Bound]:
         """The bound values of the `condition_clause`s (ANDed) that express `field` equal to /
         containing `value`."""
         raise NotImplementedError
 
-    def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
+    def bind(self, conditions: Sequence[Condition]) -> tuple[Bound, ...]:
+        """The bound values of compiled filter conditions, each clause once."""
+        out: dict[Bound, None] = {}
+        for c in conditions:
+            out.update(dict.fromkeys(self.conditions(c.field, c.value)))
+        return tuple(out)
+
+    def create_statements(self, dimension: int) -> list[str]:
+        """The statements that create the table and its indexes when missing."""
         raise NotImplementedError
 
-    def matches(self, row: Sequence[Any], conditions: Sequence[tuple[Any, ...]]) -> bool:
-        """Client-side check of conditions on a row read by primary key."""
+    def index_names(self) -> list[str]:
+        """The names of the SAI indexes `create_statements` makes."""
+        raise NotImplementedError
+
+    def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
+        """A row's metadata as the document had it."""
+        raise NotImplementedError
+
+    def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
+        """Client-side check of bound conditions on a row read by primary key."""
         raise NotImplementedError
 
     def filter_columns(self) -> list[str]:
@@ -135,9 +173,11 @@ class Layout:
         raise NotImplementedError
 
     def insert_query(self) -> str:
+        """The INSERT of one document (bind markers for `insert_values`)."""
         raise NotImplementedError
 
     def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
+        """The bound values of `insert_query` for a checked document and embedding."""
         raise NotImplementedError
 
     # --- shared query building -------------------------------------------------------------
@@ -175,7 +215,6 @@ class Layout:
         *,
         include_embeddings: bool,
         query: Sequence[float] | None,
-        scored: bool = True,
     ) -> list[Hit]:
         """Rows -> Hits (`RowHit`s: each document is decoded when first used). With
         embeddings read, the score is computed here in float64 from the vector; otherwise it
@@ -193,10 +232,10 @@ class Layout:
                 m.setflags(write=False)  # its rows are shared by the page's embeddings
                 for i, row in zip(with_vec, m, strict=True):
                     embs[i] = row
-                if query is not None and scored:
+                if query is not None:
                     for i, c in zip(with_vec, _cosines(query, m), strict=True):
                         scores[i] = c
-        elif scored and query is not None:
+        elif query is not None:
             scores = [None if row[nb] is None else 2.0 * float(row[nb]) - 1.0 for row in rows]
         return [
             RowHit(row, self, emb, score)
@@ -214,8 +253,14 @@ class HopragLayout(Layout):
     def base_columns(self) -> list[str]:
         return ["id", "content", "metadata"]
 
-    def conditions(self, field: str, value: Any) -> list[tuple[Any, ...]]:
+    def conditions(self, field: str, value: Any) -> list[Bound]:
         return [(tok.token(field, value),)]
+
+    def create_statements(self, dimension: int) -> list[str]:
+        return schema.table_statements(self.keyspace, self.table, dimension)
+
+    def index_names(self) -> list[str]:
+        return schema.index_names(self.table)
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
         raw = row[2]
@@ -224,7 +269,7 @@ class HopragLayout(Layout):
     def filter_columns(self) -> list[str]:
         return ["tokens"]
 
-    def matches(self, row: Sequence[Any], conditions: Sequence[tuple[Any, ...]]) -> bool:
+    def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
         have = row[-1] or ()
         return all(c[0] in have for c in conditions)
 
@@ -285,7 +330,7 @@ class CassioLayout(Layout):
         """langchain-graph-retriever's `ShreddingTransformer.shredded_key`."""
         return f"{field}{SHRED_DELIMITER}{json.dumps(_thaw(value))}"
 
-    def conditions(self, field: str, value: Any) -> list[tuple[Any, ...]]:
+    def conditions(self, field: str, value: Any) -> list[Bound]:
         """A shredded list field: one `metadata_s[field→json(v)] = '§'` per element (a list
         value means "contains all of them": shredding keeps no whole-list form). Any other
         field: `metadata_s[field] = cassio's string of the value` (for a list that is its
@@ -316,7 +361,13 @@ class CassioLayout(Layout):
     def filter_columns(self) -> list[str]:
         return []  # metadata_s is already among the base columns
 
-    def matches(self, row: Sequence[Any], conditions: Sequence[tuple[Any, ...]]) -> bool:
+    def create_statements(self, dimension: int) -> list[str]:
+        return cassio_table_statements(self.keyspace, self.table, dimension)
+
+    def index_names(self) -> list[str]:
+        return cassio_index_names(self.table)
+
+    def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
         entries: Mapping[str, str] = row[3] or {}
         return all(entries.get(key) == value for key, value in conditions)
 
@@ -361,3 +412,10 @@ def cassio_table_statements(keyspace: str, table: str, dimension: int) -> list[s
 def cassio_index_names(table: str) -> list[str]:
     """The SAI index names cassio gives a table."""
     return [f"idx_vector_{table}", f"eidx_metadata_s_{table}"]
+
+
+def layout_for(config: CassandraConfig) -> Layout:
+    """The layout of the table `config` names, by its mode."""
+    if config.mode == "cassio":
+        return CassioLayout(config.keyspace, config.table, config.list_fields)
+    return HopragLayout(config.keyspace, config.table)

@@ -7,6 +7,7 @@ import re
 from hoprag.errors import InvalidInputError
 
 _PLAIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,47}")
+_ALLOWED = "a letter followed by letters, digits or underscores, at most 48 characters"
 
 
 def check_name(name: object, *, what: str) -> str:
@@ -14,7 +15,9 @@ def check_name(name: object, *, what: str) -> str:
     at most 48 characters), else raise InvalidInputError naming it."""
     if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
         raise InvalidInputError(
-            f"{what} {name!r} is not a plain name: use a letter followed by letters, digits or "
-            "underscores, at most 48 characters"
+            f"{what} {name!r} is not a plain name: use {_ALLOWED}",
+            argument=what,
+            value=name,
+            allowed=_ALLOWED,
         )
     return name.lower()

@@ -1,21 +1,28 @@
-"""Applies the CQL files in cql/ (the single source of truth for hoprag's schema) and waits
-until the new indexes can answer queries."""
+"""The schema room: applies the CQL files in cql/ (the single source of truth for hoprag's
+schema), waits until new indexes can answer queries, and sets up a store's table
+(`setup_table`: check an existing table's vector column, or create table and indexes)."""
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from importlib import resources
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hoprag.errors import InvalidInputError, StoreError
 from hoprag.stores.cassandra.names import check_name
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.config import CassandraConfig
+    from hoprag.stores.cassandra.layouts import Layout
 
 MAX_DIMENSION = 8192  # SAI's default vector term limit (32 KiB of float32)
 # DDL waits for schema agreement and, for CREATE INDEX, for the index build to be registered;
 # on a busy two-core node that can take far longer than a query's timeout.
 DDL_TIMEOUT_S = 120.0
+_VECTOR_TYPE = re.compile(r"vector<\s*float\s*,\s*(\d+)\s*>", re.IGNORECASE)
 
 
 def cql_text(name: str) -> str:
@@ -150,3 +157,57 @@ def apply_schema(
         execute_ddl(session, stmt)
     if wait:
         wait_queryable(session, keyspace, index_names(table))
+
+
+def existing_dimension(session: Any, layout: Layout, mode: str) -> int | None:
+    """The dimension of the vector column of the layout's table, None when there is no such
+    table (from the driver's schema metadata, no query)."""
+    meta = session.cluster.metadata.keyspaces.get(layout.keyspace)
+    table = meta.tables.get(layout.table) if meta is not None else None
+    if table is None:
+        return None
+    col = table.columns.get(layout.vector_col)
+    if col is None:
+        raise InvalidInputError(
+            f"table {layout.fq} exists but has no {layout.vector_col!r} column: is "
+            f"mode={mode!r} right?"
+        )
+    m = _VECTOR_TYPE.search(col.cql_type)
+    if m is None:
+        raise InvalidInputError(
+            f"column {layout.vector_col} of {layout.fq} is {col.cql_type}, not vector<float, n>"
+        )
+    return int(m.group(1))
+
+
+def setup_table(
+    session: Any, layout: Layout, config: CassandraConfig, probe: Callable[[], int]
+) -> int:
+    """Make sure the layout's table can be used and return its vector dimension: an existing
+    table's (which must equal `config.dimension` when that is set), else `config.dimension`,
+    else `probe()`. With `config.create_schema` the keyspace (if `create_keyspace`), table and
+    indexes are created when missing, then (with `wait_indexes`) waited for. Blocking."""
+    dimension = config.dimension
+    existing = existing_dimension(session, layout, config.mode)
+    if existing is not None:
+        if dimension is not None and dimension != existing:
+            raise InvalidInputError(
+                f"dimension={dimension} but table {layout.fq} stores vectors of dimension "
+                f"{existing}"
+            )
+        dimension = existing
+    elif not config.create_schema:
+        raise StoreError(f"table {layout.fq} does not exist (create_schema=False)")
+    if dimension is None:
+        dimension = probe()
+    if not config.create_schema:
+        return dimension
+    statements = layout.create_statements(dimension)
+    if config.create_keyspace:
+        replication = replication_map(config.replication_factor)
+        statements = keyspace_statements(layout.keyspace, replication) + statements
+    for stmt in statements:
+        execute_ddl(session, stmt)
+    if config.wait_indexes:
+        wait_queryable(session, layout.keyspace, layout.index_names())
+    return dimension

@@ -7,7 +7,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from hoprag.errors import InvalidInputError, StoreUnavailableError
+from hoprag.errors import InvalidInputError, StoreError, StoreUnavailableError, invalid
+from hoprag.stores.cassandra.errors import translate
+from hoprag.stores.cassandra.names import check_name
 
 DEFAULT_PORT = 9042
 
@@ -77,3 +79,25 @@ def connect(
             f"no Cassandra node answered at {where} ({exc}); start one with "
             "`scripts/cassandra up` or set HOPRAG_CASSANDRA"
         ) from exc
+
+
+def connect_astra(token: str, database_id: str, keyspace: str) -> Any:
+    """The session `cassio.init(token=..., database_id=..., keyspace=...)` makes for an Astra
+    DB (cassio downloads the secure-connect bundle). The session is cassio's global default:
+    its owner is cassio, not the caller."""
+    if not isinstance(token, str) or not token:
+        raise invalid("Astra token", token, "a non-empty string (AstraCS:...)")
+    if not isinstance(database_id, str) or not database_id:
+        raise invalid("Astra database_id", database_id, "a non-empty string")
+    check_name(keyspace, what="keyspace")
+    import cassio
+    import cassio.config
+
+    try:
+        cassio.init(token=token, database_id=database_id, keyspace=keyspace)
+    except Exception as exc:
+        raise translate(exc, "connecting to Astra DB with cassio.init") from exc
+    session = cassio.config.resolve_session()
+    if session is None:
+        raise StoreError("cassio.init did not produce a session")
+    return session

@@ -3,17 +3,16 @@
 The driver (3.30.1) decodes a vector element by element in Python
 (`VectorType.deserialize` -> `FloatType.deserialize` per element), also under its Cython row
 parser: `cassandra.deserializers.find_deserializer` has no vector deserializer and falls back to
-`GenericDeserializer`, which calls the cqltype's Python `deserialize`. Measured on this machine
-the driver decodes a 384-d vector in
-~80 µs, `np.frombuffer(b, ">f4").tolist()` in ~3 µs.
+`GenericDeserializer`, which calls the cqltype's Python `deserialize`; numpy decodes the same
+bytes in one call (`np.frombuffer(b, ">f4").tolist()`).
 
 Encoding has the same shape: `VectorType.serialize` packs element by element through
-`io.BytesIO` (~100 µs per 384-d vector); `np.asarray(v, ">f4").tobytes()` gives the same bytes.
+`io.BytesIO`; `np.asarray(v, ">f4").tobytes()` gives the same bytes.
 
 `raw_result_vectors(stmt)` goes further for hoprag's own prepared SELECTs: the driver hands
 their float-vector columns over as the raw bytes, and `as_matrix` turns a page of them into one
-float64 matrix with a single `np.frombuffer` (a 384-d vector: ~0.5 µs instead of ~13 µs to make
-the driver's list plus ~15 µs to turn that list back into an array). Only those statements'
+float64 matrix with a single `np.frombuffer`, without making the driver's lists and turning
+them back into arrays (docs/cassandra.md has the figures). Only those statements'
 result types change; every other statement, ours or another library's, decodes as before.
 The driver decodes a response with the column types the server sends in it, and driver 3.30.1
 never asks the server to leave them out (it does not set the skip-metadata flag), so a
@@ -36,7 +35,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -128,11 +127,12 @@ def _is_raw(cqltype: Any) -> bool:
 def _same_float_vector(cqltype: Any, raw: Any) -> bool:
     from cassandra.cqltypes import VectorType
 
+    vector: Any = cqltype
     return (
-        isinstance(cqltype, type)
-        and issubclass(cqltype, VectorType)
-        and _is_float(cqltype.subtype)
-        and cqltype.vector_size == raw.vector_size
+        isinstance(vector, type)
+        and issubclass(vector, VectorType)
+        and _is_float(getattr(vector, "subtype", None))
+        and getattr(vector, "vector_size", None) == raw.vector_size
     )
 
 
@@ -163,6 +163,7 @@ def raw_results_handler(handler: Any) -> Any:
 
     class RawVectorResultMessage(base):  # type: ignore[valid-type,misc]
         prepared_raw: Any = None
+        column_metadata: Any = None
 
         def recv_results_rows(
             self,
@@ -219,8 +220,8 @@ def raw_result_vectors(stmt: Any) -> None:
         return
     cols = []
     for col in meta:
-        t = col[3]
-        if isinstance(t, type) and issubclass(t, VectorType) and _is_float(t.subtype):
+        t: Any = col[3]
+        if isinstance(t, type) and issubclass(t, VectorType) and _is_float(cast(Any, t).subtype):
             col = (*col[:3], _raw_type(t))
         cols.append(col)
     stmt.result_metadata = cols
@@ -253,7 +254,8 @@ def _fast_serialize(cls: Any, v: Any, protocol_version: int) -> bytes:
     if _is_float(cls.subtype):
         n = cls.vector_size
         if type(v) is PackedVector and len(v) == n:
-            return v.packed
+            packed: bytes = v.packed
+            return packed
         if len(v) != n:
             raise ValueError(
                 f"Expected sequence of size {n} for vector of type {cls.subtype.typename} and "
@@ -264,7 +266,8 @@ def _fast_serialize(cls: Any, v: Any, protocol_version: int) -> bytes:
         if finite.size and np.abs(finite).max() > F32_MAX:
             raise OverflowError("float too large to pack with f format")
         return arr.astype(">f4").tobytes()
-    return _original_serialize.__func__(cls, v, protocol_version)
+    out: bytes = _original_serialize.__func__(cls, v, protocol_version)
+    return out
 
 
 def install() -> None:
@@ -277,8 +280,8 @@ def install() -> None:
             return
         _original = VectorType.__dict__["deserialize"]
         _original_serialize = VectorType.__dict__["serialize"]
-        VectorType.deserialize = classmethod(_fast_deserialize)  # type: ignore[method-assign,assignment]
-        VectorType.serialize = classmethod(_fast_serialize)  # type: ignore[method-assign,assignment]
+        VectorType.deserialize = classmethod(_fast_deserialize)
+        VectorType.serialize = classmethod(_fast_serialize)
 
 
 def uninstall() -> None:
@@ -289,8 +292,8 @@ def uninstall() -> None:
     with _lock:
         if _original is None:
             return
-        VectorType.deserialize = _original  # type: ignore[method-assign]
-        VectorType.serialize = _original_serialize  # type: ignore[method-assign]
+        VectorType.deserialize = _original
+        VectorType.serialize = _original_serialize
         _original = _original_serialize = None
 
 

@@ -1,0 +1,140 @@
+"""`CassandraConfig`: every option of a `CassandraStore`, checked once when it is made.
+
+A bad option raises `InvalidInputError` naming the option, the bad value and what is allowed
+(pydantic's `ValidationError` is translated; the allowed text is the field's description).
+`CassandraOptions` is the same set of options as keyword arguments of `CassandraStore`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hoprag.errors import InvalidInputError, invalid
+from hoprag.stores.cassandra import guards
+from hoprag.stores.cassandra.names import check_name
+from hoprag.stores.cassandra.schema import MAX_DIMENSION
+from hoprag.validation import check_field
+
+Mode = Literal["hoprag", "cassio"]
+_BOOL = "True or False"
+
+
+class CassandraConfig(BaseModel):
+    """The options of a `CassandraStore` (immutable). Field descriptions say what each allows."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    keyspace: str = Field(description="a plain CQL name")
+    table: str = Field(description="a plain CQL name")
+    dimension: int | None = Field(
+        None, ge=1, le=MAX_DIMENSION, description=f"an int in 1..{MAX_DIMENSION} or None"
+    )
+    """The embedding dimension; None: the existing table's, else the length of a probe text's
+    embedding."""
+    replication_factor: int = Field(1, ge=1, le=10, description="an int in 1..10")
+    """Used only when the keyspace has to be created (SimpleStrategy)."""
+    max_in_flight: int = Field(128, ge=1, le=32768, description="an int in 1..32768")
+    """Most queries the store has in flight at once, one bound shared by every traversal,
+    event loop and thread using the store."""
+    mode: Mode = Field("hoprag", description="'hoprag' or 'cassio'")
+    """"hoprag" (hoprag's own table) or "cassio" (a LangChain/cassio table)."""
+    list_fields: tuple[str, ...] = Field((), description="field names (mode='cassio' only)")
+    """cassio mode: metadata fields whose lists were shredded by langchain-graph-retriever's
+    `ShreddingTransformer` (graph-retriever's `nested_metadata_fields`)."""
+    create_schema: bool = Field(True, description=_BOOL)
+    """Create the table and its indexes when missing."""
+    create_keyspace: bool = Field(True, description=_BOOL)
+    """Create the keyspace when missing (with `create_schema`)."""
+    request_timeout: float | None = Field(
+        None, gt=0, description="a number of seconds > 0, or None"
+    )
+    """Per-request timeout in seconds (None: the session's)."""
+    write_consistency: str | None = Field(
+        None, description=f"one of {', '.join(guards.CONSISTENCY_LEVELS)}, or None"
+    )
+    """Consistency level of writes (None: the session's, LOCAL_ONE). Vector searches always
+    run at ONE (Cassandra forces it): a traversal that must survive a node's death with
+    replication reads complete data only where every replica got every write ("ALL")."""
+    fast_vectors: bool = Field(True, description=_BOOL)
+    """Decode and encode vectors with numpy and read the store's own vector columns as raw
+    bytes (`vectors.py`; identical results)."""
+    wait_indexes: bool = Field(True, description=_BOOL)
+    """After creating the schema, wait until its SAI indexes are queryable."""
+    ann_overquery: int = Field(
+        1, ge=1, le=guards.MAX_OVERQUERY, description=f"an int in 1..{guards.MAX_OVERQUERY}"
+    )
+    """Every vector search asks Cassandra for `k * ann_overquery` rows (at most 1000) and keeps
+    the `k` best. 1 asks for `k`, as graph-retriever and LangChain do; 2 buys recall at small
+    k on freshly loaded tables (docs/cassandra.md)."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _translate(exc) from None
+
+    @field_validator("keyspace", "table", mode="before")
+    @classmethod
+    def _plain_name(cls, value: Any, info: Any) -> str:
+        """Keyspace and table are plain CQL names, kept in lower case."""
+        return check_name(value, what=str(info.field_name))
+
+    @field_validator("write_consistency", mode="before")
+    @classmethod
+    def _consistency(cls, value: Any) -> str | None:
+        """A consistency level name, upper case."""
+        return guards.check_consistency(value)
+
+    @field_validator("list_fields", mode="before")
+    @classmethod
+    def _fields(cls, value: Any) -> tuple[str, ...]:
+        """Any collection of field names (not one string), as a tuple."""
+        if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+            raise invalid("list_fields", value, "a collection of field names")
+        return tuple(check_field(f, what="a list_fields entry") for f in value)
+
+    @model_validator(mode="after")
+    def _list_fields_need_cassio(self) -> CassandraConfig:
+        """Shredded list fields exist only in cassio tables."""
+        if self.list_fields and self.mode != "cassio":
+            raise invalid("list_fields", list(self.list_fields), "empty unless mode='cassio'")
+        return self
+
+
+class CassandraOptions(TypedDict, total=False):
+    """`CassandraConfig`'s fields other than keyspace and table, as keyword arguments."""
+
+    dimension: int | None
+    replication_factor: int
+    max_in_flight: int
+    mode: Mode
+    list_fields: Iterable[str]
+    create_schema: bool
+    create_keyspace: bool
+    request_timeout: float | None
+    write_consistency: str | None
+    fast_vectors: bool
+    wait_indexes: bool
+    ann_overquery: int
+
+
+def _translate(exc: ValidationError) -> InvalidInputError:
+    """The `InvalidInputError` for the first problem pydantic found."""
+    first = exc.errors()[0]
+    cause = first.get("ctx", {}).get("error")
+    if isinstance(cause, InvalidInputError):
+        return cause
+    loc = first.get("loc", ())
+    name = str(loc[0]) if loc else "CassandraConfig"
+    fields = CassandraConfig.model_fields
+    if name not in fields:
+        known = ", ".join(fields)
+        return InvalidInputError(
+            f"unknown option {name!r}; the options are {known}",
+            argument=name,
+            value=first.get("input"),
+            allowed=known,
+        )
+    return invalid(name, first.get("input"), fields[name].description or "a valid value")

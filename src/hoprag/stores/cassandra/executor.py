@@ -1,0 +1,351 @@
+"""The execution room: how a CassandraStore's statements reach the driver and come back.
+
+* One `SharedLimiter(max_in_flight)` per store bounds the queries it has in flight, shared by
+  every traversal, event loop and thread that uses the store (`limiter.py`).
+* Statements are prepared once per query text in a worker thread and cached
+  (`bridge.PreparedCache`), and configured as they are prepared: ANN reads at LOCAL_ONE (what
+  Cassandra runs them at anyway), writes at the configured `write_consistency`, and with
+  `fast_vectors` the vector columns of SELECTs decoded as raw bytes (`vectors.py`).
+* `burst` hands a list of reads to the driver at once, without a task per query. Each query
+  holds one slot of the run's limiter and one of the store's shared bound while in flight;
+  when either is full, the burst first collects its own oldest answers. A read that fails
+  transiently (a timeout, too few replicas, a broken connection) is sent again, keeping its
+  slots, up to `READ_RETRIES` more times with a doubling delay: reads are idempotent, and a
+  traversal survives a node dying mid-stream. Any other failure cancels the rest of the burst.
+* `write_all` runs prepared INSERTs, up to a window in flight, each retried after a write
+  timeout (an upsert is idempotent).
+* Driver errors become hoprag errors through `errors.translate`, naming the operation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anyio
+
+from hoprag.errors import HopragError, StoreError
+from hoprag.stores.cassandra import bridge, vectors
+from hoprag.stores.cassandra.config import CassandraConfig
+from hoprag.stores.cassandra.errors import translate
+from hoprag.stores.cassandra.limiter import SharedLimiter
+
+INSERT_RETRIES = 6
+"""Retries of one INSERT that timed out (server `WriteTimeout` or client timeout)."""
+INSERT_RETRY_DELAY = 0.25
+"""Seconds before the first retry of an INSERT; doubled for each further one."""
+READ_RETRIES = 5
+"""Retries of a read that failed transiently."""
+READ_RETRY_DELAY = 0.25
+"""Seconds before the first read retry; doubled for each further one (7.75 s in all)."""
+
+Call = tuple[str, Sequence[Any]]
+"""A statement to run: its query text and bound values."""
+
+
+def is_transient_read_error(exc: BaseException | None) -> bool:
+    """Whether a read failed in a way another try can fix: a replica or the client timed out,
+    too few replicas were alive, or a connection broke. A replica that stopped answering is
+    routed around once the coordinator's failure detector convicts it, which takes seconds."""
+    from cassandra import OperationTimedOut, ReadTimeout, Unavailable
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.connection import ConnectionException
+
+    return isinstance(
+        exc, ReadTimeout | Unavailable | OperationTimedOut | ConnectionException | NoHostAvailable
+    )
+
+
+def is_timeout(exc: BaseException | None) -> bool:
+    """Whether a driver exception is a write timeout (server side or client side)."""
+    from cassandra import OperationTimedOut, WriteTimeout
+
+    return isinstance(exc, WriteTimeout | OperationTimedOut)
+
+
+class Executor:
+    """Runs one store's statements (see the module docstring). `open` and `start` attach it to
+    a session at set-up; until then only `limiter` is usable."""
+
+    def __init__(self, config: CassandraConfig, fq: str) -> None:
+        self.limiter = SharedLimiter(config.max_in_flight)
+        self.fq = fq
+        self.session: Any = None
+        self.profile: Any = None
+        self.prepared: bridge.PreparedCache | None = None
+        self._timeout = config.request_timeout
+        self._consistency = config.write_consistency
+        self._fast = config.fast_vectors
+
+    # -- set-up (blocking) -------------------------------------------------------------------
+
+    def open(self, session: Any, contact_points: str | Sequence[str] | None) -> Any:
+        """The session to use: `session`, or a new one to `contact_points`; with
+        `fast_vectors`, the numpy codec is installed and the session reads raw vectors."""
+        if self._fast:
+            vectors.install()
+        if session is None:
+            from hoprag.stores.cassandra.session import connect
+
+            session = connect(contact_points)
+        if self._fast:
+            vectors.enable_raw_results(session)
+        return session
+
+    def start(self, session: Any) -> None:
+        """Run statements on `session` from now on."""
+        self.session = session
+        self.profile = _tuple_profile(session)
+        self.prepared = bridge.PreparedCache(session, self._configure)
+
+    def _configure(self, stmt: Any) -> None:
+        """Set a freshly prepared statement's consistency and raw vector columns."""
+        from cassandra import ConsistencyLevel
+
+        text = stmt.query_string.lstrip().upper()
+        if self._fast and text.startswith("SELECT"):
+            vectors.raw_result_vectors(stmt)
+        if "ANN OF" in text:
+            # Cassandra runs ANN queries at ONE / LOCAL_ONE anyway and warns otherwise.
+            stmt.consistency_level = ConsistencyLevel.LOCAL_ONE
+        elif self._consistency and text.startswith(("INSERT", "UPDATE", "DELETE")):
+            stmt.consistency_level = getattr(ConsistencyLevel, self._consistency)
+
+    # -- running -----------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Queries of this store in flight now (all event loops and threads)."""
+        return self.limiter.in_use
+
+    def send(self, stmt: Any, params: Sequence[Any]) -> bridge.Request | bridge.Failed:
+        """Hand `stmt` to the driver now; a refusal at once becomes a `Failed` request, so it
+        is collected (and retried) like any failed answer."""
+        try:
+            return bridge.submit(
+                self.session,
+                stmt,
+                params,
+                execution_profile=self.profile,
+                request_timeout=self._timeout,
+            )
+        except Exception as exc:
+            return bridge.Failed(exc)
+
+    def tuples(self, rows: list[Any]) -> list[Any]:
+        """Rows as tuples (a session without hoprag's execution profile may give dicts or
+        named tuples)."""
+        if self.profile is None and rows and not isinstance(rows[0], tuple):
+            return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
+        return rows
+
+    async def statements(self, calls: Sequence[Call]) -> list[Any]:
+        """The prepared statement of each call (each distinct text looked up once)."""
+        assert self.prepared is not None
+        by_text: dict[str, Any] = {}
+        out = []
+        for text, _ in calls:
+            stmt = by_text.get(text)
+            if stmt is None:
+                stmt = by_text[text] = await self.prepared.get(text)
+            out.append(stmt)
+        return out
+
+    async def burst(
+        self, calls: Sequence[Call], operation: str, limiter: anyio.CapacityLimiter
+    ) -> list[list[Any]]:
+        """The rows of every read in `calls`, in order, all in flight at once within the run's
+        `limiter` and the shared bound (see the module docstring)."""
+        if not calls:
+            return []
+        stmts = await self.statements(calls)
+        return await _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter).run()
+
+    async def execute(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
+        """One statement, holding a slot of the shared bound while in flight."""
+        assert self.prepared is not None
+        stmt = await self.prepared.get(query)
+        async with self.limiter:
+            try:
+                rows = await self.send(stmt, params).rows()
+            except (asyncio.CancelledError, HopragError):
+                raise
+            except Exception as exc:
+                raise translate(exc, f"{operation} on {self.fq}") from exc
+        return self.tuples(rows)
+
+    async def insert(self, query: str, params: Sequence[Any]) -> None:
+        """One INSERT, retried after a write timeout. A node whose SAI vector index is the
+        bottleneck queues writes; with many in flight some wait past the server's write timeout
+        although the node is healthy: backing off lets a load finish at the rate the node
+        sustains."""
+        delay = INSERT_RETRY_DELAY
+        for attempt in range(INSERT_RETRIES + 1):
+            try:
+                await self.execute(query, params, "insert")
+                return
+            except StoreError as exc:
+                if attempt == INSERT_RETRIES or not is_timeout(exc.__cause__):
+                    raise
+            await asyncio.sleep(delay)
+            delay *= 2
+
+    async def write_all(
+        self,
+        query: str,
+        rows: Sequence[Sequence[Any]],
+        *,
+        window: int,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """`insert` every row, up to `window` in flight; `progress(done, total)` is called
+        first with 0 and then as writes complete."""
+        total = len(rows)
+        if progress is not None:
+            progress(0, total)
+        if not total:
+            return
+        done = 0
+        it = iter(rows)
+
+        async def worker() -> None:
+            nonlocal done
+            for params in it:
+                await self.insert(query, params)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(window, total)):
+                tg.start_soon(worker)
+
+
+def _tuple_profile(session: Any) -> Any:
+    """A clone of the session's default execution profile returning plain tuples, so rows
+    decode the same way whatever row factory the caller's session uses (None on a legacy
+    cluster without profiles: rows are then converted by `Executor.tuples`)."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT
+    from cassandra.query import tuple_factory
+
+    try:
+        return session.execution_profile_clone_update(
+            EXEC_PROFILE_DEFAULT, row_factory=tuple_factory
+        )
+    except Exception:
+        return None
+
+
+class _Slot:
+    """One query of a burst: its position and request. It is also the borrower of its slot in
+    the run's limiter (an anyio limiter lends one token per borrower)."""
+
+    __slots__ = ("index", "request")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.request: bridge.Request | bridge.Failed | None = None
+
+
+class _Burst:
+    """One `Executor.burst`: sends the calls in order, each once it holds both slots, and
+    collects the answers oldest first."""
+
+    __slots__ = ("calls", "ex", "operation", "out", "run_limiter", "sent", "stmts")
+
+    def __init__(
+        self,
+        ex: Executor,
+        calls: Sequence[Call],
+        stmts: list[Any],
+        operation: str,
+        run_limiter: anyio.CapacityLimiter,
+    ) -> None:
+        self.ex = ex
+        self.calls = calls
+        self.stmts = stmts
+        self.operation = operation
+        self.run_limiter = run_limiter
+        self.out: list[list[Any]] = [[] for _ in calls]
+        self.sent: deque[_Slot] = deque()
+
+    async def run(self) -> list[list[Any]]:
+        """Every call's rows, in order; on a failure or a cancellation the queries still in
+        flight are abandoned and all their slots given back."""
+        try:
+            for i, (_, params) in enumerate(self.calls):
+                slot = _Slot(i)
+                if not self._try_take(slot):
+                    await self._take(slot)
+                try:
+                    slot.request = self.ex.send(self.stmts[i], params)
+                except BaseException:
+                    self._give_back(slot)
+                    raise
+                self.sent.append(slot)
+            while self.sent:
+                await self._collect()
+        finally:
+            for slot in self.sent:  # only after a failure or a cancellation
+                if slot.request is not None:
+                    slot.request.cancel()
+                self._give_back(slot)
+            self.sent.clear()
+        return self.out
+
+    def _try_take(self, slot: _Slot) -> bool:
+        """Take a run slot and a shared slot for `slot` if both are free, without waiting."""
+        try:
+            self.run_limiter.acquire_on_behalf_of_nowait(slot)
+        except anyio.WouldBlock:
+            return False
+        if self.ex.limiter.try_acquire():
+            return True
+        self.run_limiter.release_on_behalf_of(slot)
+        return False
+
+    async def _take(self, slot: _Slot) -> None:
+        """Both slots for `slot`: collect this burst's own oldest answers while either bound
+        is full, and wait only when none of its queries is in flight."""
+        while self.sent:
+            await self._collect()
+            if self._try_take(slot):
+                return
+        await self.run_limiter.acquire_on_behalf_of(slot)
+        try:
+            await self.ex.limiter.acquire()
+        except BaseException:
+            self.run_limiter.release_on_behalf_of(slot)
+            raise
+
+    def _give_back(self, slot: _Slot) -> None:
+        """Release both slots `slot` holds."""
+        self.ex.limiter.release()
+        self.run_limiter.release_on_behalf_of(slot)
+
+    async def _collect(self) -> None:
+        """Await the oldest query's answer, store its rows and give its slots back."""
+        slot = self.sent.popleft()
+        try:
+            self.out[slot.index] = await self._answer(slot)
+        finally:
+            self._give_back(slot)
+
+    async def _answer(self, slot: _Slot) -> list[Any]:
+        """The rows of `slot`'s query, sent again (keeping its slots) after a transient
+        failure, up to READ_RETRIES times."""
+        delay = READ_RETRY_DELAY
+        for attempt in range(READ_RETRIES + 1):
+            assert slot.request is not None
+            try:
+                return self.ex.tuples(await slot.request.rows())
+            except (asyncio.CancelledError, HopragError):
+                raise
+            except Exception as exc:
+                if attempt == READ_RETRIES or not is_transient_read_error(exc):
+                    raise translate(exc, self.operation) from exc
+            await asyncio.sleep(delay)
+            delay *= 2
+            slot.request = self.ex.send(self.stmts[slot.index], self.calls[slot.index][1])
+        raise AssertionError("unreachable")
