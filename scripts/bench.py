@@ -615,25 +615,28 @@ async def single_queries(
     adjacent: list[float],
     burst: list[tuple[float, int]] | None = None,
 ) -> None:
-    """Append the latencies of one start search (`asearch`, k = start_k) and of one SAI edge
-    query (`aadjacent`, k = adjacent_k) per sampled edge, one at a time, with the strategy's
-    embedding needs, for every query; and (`burst`) the time of all those edge queries at
-    once (`aadjacent_many`), which shows what a hop's fan-out costs the node."""
+    """Append the latencies of one start search (`asearch`, k = start_k, its query prepared
+    as a new question's is) and of one SAI edge query (`aadjacent`, k = adjacent_k) per
+    sampled edge, one at a time, through that run's prepared query (as a traversal's edges
+    are), with the strategy's embedding needs, for every query; and (`burst`) the time of all
+    those edge queries at once (`aadjacent_many`), which shows what a hop's fan-out costs the
+    node."""
     include = case.strategies()[0].needs_embeddings
     k, start_k = case.params["adjacent_k"], case.params["start_k"]
     vectors.install()
     for q in ds.queries:
         qv = list(ds.query_vectors[q])  # fresh, as in a traversal (see `first_node_pairs`)
         t0 = time.perf_counter()
-        _documents(await store.asearch(qv, k=start_k, include_embeddings=include))
+        prepared = await store.aprepare(qv, include_embeddings=include, max_concurrency=128)
+        _documents(await prepared.asearch(k=start_k))
         search.append(time.perf_counter() - t0)
         for e in edge_sets[q]:
             t0 = time.perf_counter()
-            _documents(await store.aadjacent(e, qv, k=k, include_embeddings=include))
+            _documents(await prepared.aadjacent(e, k=k))
             adjacent.append(time.perf_counter() - t0)
         if burst is not None and edge_sets[q]:
             t0 = time.perf_counter()
-            got = await store.aadjacent_many(edge_sets[q], qv, k=k, include_embeddings=include)
+            got = await prepared.aadjacent_many(edge_sets[q], k=k)
             for hits in got:
                 _documents(hits)
             burst.append((time.perf_counter() - t0, len(edge_sets[q])))
@@ -662,10 +665,8 @@ async def first_node_pairs(
     strategy = case.strategies()[0]
     vectors.install()
     for q in ds.queries:
-        # A fresh list, as a new question's embedding is: the store keeps the checked, packed
-        # form of the last few query lists it saw (for the many queries of one traversal), so
-        # searching with the same list object each repetition would skip that work, which a
-        # traversal's own start search (astream copies the vector) never does.
+        # A fresh list, as a new question's embedding is; `store.asearch` prepares it (checks
+        # and packs the vector) exactly as a traversal's start does.
         qv = list(ds.query_vectors[q])
         await asyncio.sleep(SETTLE_S)
         t0 = time.perf_counter()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
-import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -163,13 +162,13 @@ class Submits:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         rf = self.real(*args, **kwargs)
-        with self.lock:
+        with self.lock:  # sync traversals submit from several threads
             self.sent += 1
             self.outstanding += 1
             self.driver_peak = max(self.driver_peak, self.outstanding)
-        self.store_peak = max(self.store_peak, self.store.in_flight)
-        for i, run in enumerate(self.runs):
-            self.run_peaks[i] = max(self.run_peaks[i], run.limiter.borrowed_tokens)
+            self.store_peak = max(self.store_peak, self.store.in_flight)
+            for i, run in enumerate(self.runs):
+                self.run_peaks[i] = max(self.run_peaks[i], run.limiter.borrowed_tokens)
         rf.add_callbacks(self._answered, self._answered)
         return rf
 
@@ -274,13 +273,13 @@ async def test_the_in_flight_bound_is_shared_by_concurrent_runs(
 
 
 def test_many_traversals_from_threads_and_tasks_share_one_bound(
-    cassandra_session: Any, loaded: str
+    cassandra_session: Any, loaded: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DESIGN §7: many concurrent traversals share one session with bounded in-flight queries.
     Four threads (each a sync `traverse`, so each its own event loop) and one loop with eight
     tasks run Eager and Mmr traversals on one store at once. The driver's own count of
-    requests in flight (sampled from another thread) never exceeds the store's bound, the
-    bound is reached, and every traversal selects what it selects run alone (ids, order,
+    requests in flight, taken at every query sent, never exceeds the store's bound, the bound
+    is reached, and every traversal selects what it selects run alone (ids, order,
     depths)."""
     bound = 4
     store = _graph_store(cassandra_session, loaded, max_in_flight=bound)
@@ -296,15 +295,8 @@ def test_many_traversals_from_threads_and_tasks_share_one_bound(
     expected = {job: run(*job) for job in jobs}  # one at a time
     got: dict[tuple[str, str], list[tuple[str, int]]] = {}
     errors: list[BaseException] = []
-    peak = 0
-    sampling = True
-
-    def sample() -> None:  # the driver's count, independent of hoprag's limiter
-        nonlocal peak
-        while sampling:
-            state = cassandra_session.get_pool_state()
-            peak = max(peak, sum(sum(p["in_flights"]) for p in state.values()))
-            time.sleep(0.0002)
+    submits = Submits(cassandra_session, store)
+    monkeypatch.setattr(cassandra_session, "execute_async", submits)
 
     def thread_jobs(share: list[tuple[str, str]]) -> None:
         try:
@@ -322,8 +314,6 @@ def test_many_traversals_from_threads_and_tasks_share_one_bound(
 
         await asyncio.gather(*(one(job) for job in share))
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
     threads = [threading.Thread(target=thread_jobs, args=(jobs[i::6],)) for i in range(4)]
     for t in threads:
         t.start()
@@ -332,12 +322,12 @@ def test_many_traversals_from_threads_and_tasks_share_one_bound(
     finally:
         for t in threads:
             t.join(timeout=300)
-        sampling = False
-        sampler.join(timeout=10)
+        monkeypatch.undo()
     assert not errors, errors
     assert not any(t.is_alive() for t in threads)
     assert got == expected
-    assert 2 <= peak <= bound, peak
+    assert submits.store_peak == bound  # a burst fills the shared bound ...
+    assert submits.driver_peak <= bound  # ... and the driver never has more out
     assert store.in_flight == 0
 
 
@@ -366,16 +356,24 @@ async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraS
     q = HashEmbedding(DIM)("cancel")
     edges = [MetadataEdge("keywords", f"k{i}") for i in range(30)]
     task = asyncio.create_task(cstore.aadjacent_many(edges, q, k=50))
-    await asyncio.sleep(0.002)
+    for _ in range(10_000):  # cancel once the burst's queries are with the driver
+        if cstore.in_flight:
+            break
+        await asyncio.sleep(0)
+    assert cstore.in_flight > 0
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert cstore.in_flight == 0
     assert len(await cstore.aadjacent(edges[0], q, k=3)) >= 1
-    # The server still finishes the cancelled reads (CQL cannot abort them); give it time
-    # before the module drops the keyspace (an ANN read racing a drop/flush can hit the SAI
-    # QueryView spin of Cassandra 5.0.x).
-    await asyncio.sleep(1.0)
+    # The server still finishes the cancelled reads (CQL cannot abort them); wait until the
+    # driver has their answers before the module drops the keyspace (an ANN read racing a
+    # drop/flush can hit the SAI QueryView spin of Cassandra 5.0.x).
+    session = cstore.session
+    for _ in range(1_000):
+        if not sum(sum(p["in_flights"]) for p in session.get_pool_state().values()):
+            break
+        await asyncio.sleep(0.01)
 
 
 # --- reads by id -------------------------------------------------------------------------------

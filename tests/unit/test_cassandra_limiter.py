@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import pytest
 
@@ -120,19 +119,32 @@ async def test_a_waiter_cancelled_after_the_hand_over_gives_the_slot_back() -> N
 
 def test_a_release_from_another_thread_wakes_the_waiting_loop() -> None:
     limiter = SharedLimiter(1)
-    got = threading.Event()
+    go = threading.Event()
+    released_by: list[int] = []
 
-    async def hold_then_wait() -> float:
+    def release_when_told() -> None:
+        if go.wait(timeout=30):
+            released_by.append(threading.get_ident())
+            limiter.release()
+
+    async def hold_then_wait() -> bool:
         await limiter.acquire()
-        threading.Timer(0.05, limiter.release).start()  # released by a timer thread
-        t0 = time.perf_counter()
-        await asyncio.wait_for(limiter.acquire(), 5)
-        got.set()
+        releaser = threading.Thread(target=release_when_told)
+        releaser.start()
+        waiter = asyncio.ensure_future(limiter.acquire())
+        for _ in range(1_000):
+            if limiter.waiting:
+                break
+            await asyncio.sleep(0)
+        pending = limiter.waiting == 1 and not waiter.done()  # it waits for the other thread
+        go.set()
+        await asyncio.wait_for(waiter, 30)
         limiter.release()
-        return time.perf_counter() - t0
+        releaser.join(timeout=30)
+        return pending
 
-    waited = asyncio.run(hold_then_wait())
-    assert got.is_set() and 0.03 < waited < 5
+    assert asyncio.run(hold_then_wait())
+    assert released_by and released_by[0] != threading.get_ident()
     assert limiter.in_use == 0
 
 
@@ -141,7 +153,10 @@ async def test_try_acquire_takes_a_free_slot_and_never_jumps_the_queue() -> None
     assert limiter.try_acquire() and limiter.in_use == 1
     assert not limiter.try_acquire()  # full
     waiter = asyncio.create_task(limiter.acquire())
-    await asyncio.sleep(0.01)
+    for _ in range(1_000):
+        if limiter.waiting:
+            break
+        await asyncio.sleep(0)
     assert limiter.waiting == 1
     limiter.release()  # handed to the waiter, not back to the pool
     assert not limiter.try_acquire()
