@@ -14,14 +14,13 @@ from hoprag.stores import Hit, PreparedQuery, Store
 
 class RecordingStore(Store):
     """Delegates to `inner`, recording every query as (kind, argument, filter); adjacency
-    queries wait `delay` seconds, or until `gate` is set when one is given, and count
+    queries wait until `gate` is set when one is given, and count
     cancellations and the most in flight at once. Its prepared query keeps the contract's
     default `aadjacent_many` (one `aadjacent` per edge, each holding a limiter slot)."""
 
-    def __init__(self, inner: Any, *, delay: float = 0.0, gate: anyio.Event | None = None):
+    def __init__(self, inner: Any, *, gate: anyio.Event | None = None):
         self.inner = inner
         self.embedding = inner.embedding
-        self.delay = delay
         self.gate = gate
         self.calls: list[tuple[str, Any, Any]] = []
         self.prepared = 0
@@ -74,8 +73,6 @@ class RecordingQuery(PreparedQuery):
             try:
                 if store.gate is not None:
                     await store.gate.wait()
-                elif store.delay:
-                    await anyio.sleep(store.delay)
                 result = await self.inner.aadjacent(edge, k=k)
                 store.finished += 1
                 return result
