@@ -21,7 +21,13 @@ from hoprag.edges import (
     MetadataEdgeFunction,
     parse_edges,
 )
-from hoprag.errors import HopragError, InvalidInputError, StoreError, StoreUnavailableError
+from hoprag.errors import (
+    HopragError,
+    InvalidInputError,
+    StoreError,
+    StoreUnavailableError,
+    TraversalTimeoutError,
+)
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.strategies import (
     Beam,
@@ -71,6 +77,7 @@ __all__ = [
     "TraversalResult",
     "TraversalStats",
     "TraversalStream",
+    "TraversalTimeoutError",
     "__version__",
     "astream",
     "atraverse",

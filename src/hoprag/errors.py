@@ -7,7 +7,8 @@
 * `StoreError`: a store failed to answer (a timeout, a replica failure); the message names the
   operation and the likely cause, and the driver's own exception is the `__cause__`.
 * `StoreUnavailableError` (a `StoreError`): the store could not be reached at all (no contact
-  point answered, too few live replicas for the consistency asked)."""
+  point answered, too few live replicas for the consistency asked).
+* `TraversalTimeoutError` (also a `TimeoutError`): a traversal passed its `timeout`."""
 
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ def _show(value: Any) -> str:
     if isinstance(value, str | int | float | bool | type(None)):
         return text
     return f"{kind} {text}"
+
+
+class TraversalTimeoutError(HopragError, TimeoutError):
+    """A traversal did not finish within its `timeout`; its in-flight queries were cancelled.
+    (With `on_timeout="partial"` the traversal returns what it admitted instead.)"""
 
 
 class StoreError(HopragError):

@@ -39,6 +39,9 @@ class TraversalStats:
     """Time from the start of the traversal to the first admitted node."""
     seconds: float = 0.0
     """Total wall time of the traversal so far."""
+    partial: bool = False
+    """The traversal stopped at its `timeout` (`on_timeout="partial"`): the nodes are those
+    admitted by then, and the hop that was running is not complete."""
 
     @property
     def total_queries(self) -> int:
@@ -83,8 +86,15 @@ class TraversalStats:
 
 
 class TraversalResult(list[Node]):
-    """The admitted nodes (a plain `list[Node]`) with the run's `stats`."""
+    """The admitted nodes (a plain `list[Node]`) with the run's `stats`. Its text form names
+    the first ids and the count, in time linear in the number of nodes (a node's own text form
+    includes its whole path)."""
 
     def __init__(self, nodes: list[Node] | None = None, stats: TraversalStats | None = None):
         super().__init__(nodes or [])
         self.stats = stats if stats is not None else TraversalStats()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(repr(n.id) for n in self[:8])
+        more = f", ... {len(self) - 8} more" if len(self) > 8 else ""
+        return f"TraversalResult(ids=[{shown}{more}], nodes={len(self)})"

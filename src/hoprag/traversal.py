@@ -10,6 +10,7 @@ shortest paths (`_to_nodes`)."""
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
@@ -29,7 +30,7 @@ from hoprag.edges import (
     parse_edges,
 )
 from hoprag.embeddings.base import aembed_query
-from hoprag.errors import invalid
+from hoprag.errors import TraversalTimeoutError, invalid
 from hoprag.filters import Filter
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
@@ -38,6 +39,10 @@ from hoprag.sync import run_sync
 from hoprag.validation import check_ids, check_int
 
 T = TypeVar("T")
+
+ON_TIMEOUT = ("raise", "partial")
+"""What a traversal does at its `timeout`: raise `TraversalTimeoutError`, or end with what it
+admitted (`stats.partial`)."""
 
 EdgesArg = Iterable[EdgeSpec] | EdgeFunction
 
@@ -140,6 +145,17 @@ class _Run:
             path=path,
         )
 
+    def _edges_of(self, doc: Document) -> Edges:
+        """The document's edges, from the edge function (which must return `Edges`)."""
+        edges = self.edge_fn(doc)
+        if not isinstance(edges, Edges):
+            raise invalid(
+                f"the edge function's result for document {doc.id!r}",
+                edges,
+                "an Edges(incoming=frozenset, outgoing=frozenset)",
+            )
+        return edges
+
     # -- hop 0 ------------------------------------------------------------------------------
 
     async def _start_hits(self, hop: HopStats, root_ids: Sequence[str]) -> list[Hit]:
@@ -162,7 +178,7 @@ class _Run:
                 continue
             doc = hit.document
             self.discovered.add(doc.id)
-            nodes.append(self._node(hit, Path((doc.id,)), self.edge_fn(doc)))
+            nodes.append(self._node(hit, Path((doc.id,)), self._edges_of(doc)))
         return nodes
 
     # -- a hop: what to ask, ask, merge and rank, make nodes --------------------------------
@@ -299,7 +315,7 @@ class _Run:
                 continue
             doc = hit.document  # decoded only now, for a new node
             self.discovered.add(doc.id)
-            edges = self.edge_fn(doc)
+            edges = self._edges_of(doc)
             edge = self._leading_edge(via, edges.incoming)
             path = self.followed[edge].source_path.extend(edge, doc.id)
             nodes.append(self._node(hit, path, edges))
@@ -326,13 +342,14 @@ class _Run:
         hop.edges = len(edges)
         return self._to_nodes(await self._fetch(edges, hop)) if edges else []
 
-    async def run(self, root_ids: Sequence[str]) -> AsyncGenerator[Node, None]:
-        """Hop by hop until the strategy is done, yielding each node as it is admitted."""
+    async def run(self, root_ids: Sequence[str], deadline: _Deadline) -> AsyncGenerator[Node, None]:
+        """Hop by hop until the strategy is done, yielding each node as it is admitted; each
+        hop's queries are cancelled when `deadline` passes."""
         t0 = t_hop = time.perf_counter()
         tracker = self.state.tracker
         emitted = 0
         self.stats.hops.append(HopStats(depth=0))
-        nodes = await self.start(self.stats.hops[0], root_ids)
+        nodes = await deadline.step(self.start, self.stats.hops[0], root_ids)
         while True:
             self._close_hop(self.stats.hops[-1], nodes, emitted, t_hop)
             self.stats.seconds = time.perf_counter() - t0
@@ -344,8 +361,35 @@ class _Run:
             if tracker.done:
                 break
             t_hop = time.perf_counter()
-            nodes = await self._next_hop()
+            nodes = await deadline.step(self._next_hop)
         self.stats.seconds = time.perf_counter() - t0
+
+
+class _Expired(Exception):
+    """A traversal step was cancelled at the traversal's deadline."""
+
+
+class _Deadline:
+    """A traversal's `timeout`: every awaited step runs in a cancel scope that ends at the
+    deadline (none between steps, so no scope spans a `yield`)."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.at: float | None = None
+
+    def start(self) -> None:
+        """Start the clock (when iteration starts)."""
+        if self.timeout is not None:
+            self.at = anyio.current_time() + self.timeout
+
+    async def step(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """`await fn(*args)`, cancelled and raising `_Expired` at the deadline."""
+        if self.at is None:
+            return await fn(*args)
+        with anyio.CancelScope(deadline=self.at) as scope:
+            return await fn(*args)
+        assert scope.cancelled_caught
+        raise _Expired
 
 
 def _score_of(entry: tuple[Hit, list[Edge]]) -> float:
@@ -386,6 +430,39 @@ def _check_args(
     return check_ids(initial_root_ids, what="initial_root_ids")
 
 
+def _check_timeout(timeout: Any, on_timeout: Any) -> float | None:
+    """The traversal's timeout in seconds (None: none)."""
+    if on_timeout not in ON_TIMEOUT:
+        raise invalid("on_timeout", on_timeout, f"one of {', '.join(map(repr, ON_TIMEOUT))}")
+    if timeout is None:
+        return None
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise invalid("timeout", timeout, "a number of seconds > 0, or None")
+    return float(timeout)
+
+
+async def _prepare(
+    store: Store,
+    query: str | None,
+    query_embedding: Sequence[float] | None,
+    filter: Filter | None,
+    strategy: Strategy,
+    max_concurrency: int,
+) -> PreparedQuery:
+    """The run's prepared query (the query text embedded first when no vector is given)."""
+    emb = query_embedding
+    if emb is None:
+        emb = await aembed_query(store.embedding, query)  # type: ignore[arg-type]
+    return await store.aprepare(
+        emb, filter, include_embeddings=strategy.needs_embeddings, max_concurrency=max_concurrency
+    )
+
+
 def astream(
     query: str | None,
     *,
@@ -396,42 +473,55 @@ def astream(
     initial_root_ids: Sequence[str] = (),
     query_embedding: Sequence[float] | None = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    timeout: float | None = None,
+    on_timeout: str = "raise",
 ) -> TraversalStream:
     """Traverse from the documents most similar to `query` (or `query_embedding`) plus
     `initial_root_ids`, following `edges`, and yield each node as `strategy` admits it.
 
     `filter` is ANDed into every store query (start search, roots, every edge); at most
-    `max_concurrency` store queries are in flight at once. The strategy, edges, roots and
-    limits are checked here; the query vector and the filter are checked once by the store
-    (`Store.aprepare`) when iteration starts, before anything is fetched. Bad input raises
-    `InvalidInputError`."""
+    `max_concurrency` store queries are in flight at once. `timeout` (seconds, from the start
+    of iteration) bounds the whole traversal: at the deadline its in-flight queries are
+    cancelled and `TraversalTimeoutError` is raised, or, with `on_timeout="partial"`, the
+    stream ends with what was admitted and `stats.partial` is True. The strategy, edges,
+    roots and limits are checked here; the query vector and the filter are checked once by
+    the store (`Store.aprepare`) when iteration starts, before anything is fetched. Bad input
+    raises `InvalidInputError`."""
     root_ids = _check_args(query, strategy, initial_root_ids, query_embedding, max_concurrency)
+    deadline = _Deadline(_check_timeout(timeout, on_timeout))
     edge_fn = parse_edges(edges)
     stats = TraversalStats()
 
     async def gen() -> AsyncGenerator[Node, None]:
-        emb = query_embedding
-        if emb is None:
-            emb = await aembed_query(store.embedding, query)  # type: ignore[arg-type]
-        prepared = await store.aprepare(
-            emb,
-            filter,
-            include_embeddings=strategy.needs_embeddings,
-            max_concurrency=max_concurrency,
-        )
-        run = _Run(
-            query=prepared,
-            edge_fn=edge_fn,
-            state=strategy.start_run(prepared.embedding),
-            strategy=strategy,
-            stats=stats,
-        )
-        agen = run.run(root_ids)
+        deadline.start()
+        admitted = 0
         try:
-            async for node in agen:
-                yield node
-        finally:
-            await agen.aclose()
+            prepared = await deadline.step(
+                _prepare, store, query, query_embedding, filter, strategy, max_concurrency
+            )
+            run = _Run(
+                query=prepared,
+                edge_fn=edge_fn,
+                state=strategy.start_run(prepared.embedding),
+                strategy=strategy,
+                stats=stats,
+            )
+            agen = run.run(root_ids, deadline)
+            try:
+                async for node in agen:
+                    admitted += 1
+                    yield node
+            finally:
+                await agen.aclose()
+        except _Expired:
+            if on_timeout == "partial":
+                stats.partial = True
+                return
+            raise TraversalTimeoutError(
+                f"the traversal did not finish within its timeout of {timeout} s "
+                f"({admitted} nodes admitted, {len(stats.hops)} hops started); its queries "
+                "were cancelled (on_timeout='partial' returns what was admitted)"
+            ) from None
 
     return TraversalStream(gen(), stats)
 
@@ -446,9 +536,12 @@ async def atraverse(
     initial_root_ids: Sequence[str] = (),
     query_embedding: Sequence[float] | None = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    timeout: float | None = None,  # noqa: ASYNC109 (a deadline with a partial mode)
+    on_timeout: str = "raise",
 ) -> TraversalResult:
     """Run a traversal to the end and return the admitted nodes in the strategy's final order
-    (Scored: by score; others: admission order) as a `TraversalResult` with `.stats`."""
+    (Scored: by score; others: admission order) as a `TraversalResult` with `.stats` (see
+    `astream` for the arguments)."""
     stream = astream(
         query,
         store=store,
@@ -458,6 +551,8 @@ async def atraverse(
         initial_root_ids=initial_root_ids,
         query_embedding=query_embedding,
         max_concurrency=max_concurrency,
+        timeout=timeout,
+        on_timeout=on_timeout,
     )
     nodes = [node async for node in stream]
     return TraversalResult(strategy.finalize(nodes), stream.stats)
@@ -473,6 +568,8 @@ def traverse(
     initial_root_ids: Sequence[str] = (),
     query_embedding: Sequence[float] | None = None,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    timeout: float | None = None,
+    on_timeout: str = "raise",
 ) -> TraversalResult:
     """Synchronous `atraverse` (`hoprag.sync.run_sync`: works inside and outside a running
     event loop)."""
@@ -486,5 +583,7 @@ def traverse(
         initial_root_ids=initial_root_ids,
         query_embedding=query_embedding,
         max_concurrency=max_concurrency,
+        timeout=timeout,
+        on_timeout=on_timeout,
     )
     return run_sync(call)
