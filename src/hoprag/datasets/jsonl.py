@@ -262,8 +262,40 @@ def _check_shared(obj: dict[str, Any], line: int, errors: list[RecordError]) -> 
         errors.append(RecordError(line, _field_of(exc, doc), str(exc)))
 
 
+SNIFF_BYTES = 8192
+"""How much of a file `_binary_problem` looks at."""
+
+
+def _binary_problem(path: Path) -> RecordError | None:
+    """One problem for a file that is not text at all (a NUL byte, or bytes that are not
+    UTF-8, in its first SNIFF_BYTES), naming the line, rather than one per line."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    bad = head.find(b"\0")
+    if bad < 0:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.end < len(head) or exc.reason != "unexpected end of data":
+                bad = exc.start
+    if bad < 0:
+        return None
+    line = head.count(b"\n", 0, bad) + 1
+    column = bad - (head.rfind(b"\n", 0, bad) + 1) + 1
+    what = "a NUL byte" if head[bad] == 0 else f"byte 0x{head[bad]:02x}, which is not UTF-8,"
+    return RecordError(
+        line,
+        None,
+        f"not a text file: {what} at column {column} (a JSONL file is UTF-8 text, one JSON "
+        "object per line)",
+    )
+
+
 def _scan(path: Path) -> tuple[list[RecordError], int]:
     """Every problem of the file (at most MAX_ERRORS) and its number of records."""
+    binary = _binary_problem(path)
+    if binary is not None:
+        return [binary], 0
     errors: list[RecordError] = []
     first_line: dict[str, int] = {}
     count = 0
