@@ -271,15 +271,16 @@ def _binary_problem(path: Path) -> RecordError | None:
     UTF-8, in its first SNIFF_BYTES), naming the line, rather than one per line."""
     with open(path, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
-    bad = head.find(b"\0")
-    if bad < 0:
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.end < len(head) or exc.reason != "unexpected end of data":
-                bad = exc.start
-    if bad < 0:
+    found = [head.find(b"\0")]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end < len(head) or exc.reason != "unexpected end of data":
+            found.append(exc.start)
+    found = [i for i in found if i >= 0]
+    if not found:
         return None
+    bad = min(found)
     line = head.count(b"\n", 0, bad) + 1
     column = bad - (head.rfind(b"\n", 0, bad) + 1) + 1
     what = "a NUL byte" if head[bad] == 0 else f"byte 0x{head[bad]:02x}, which is not UTF-8,"
