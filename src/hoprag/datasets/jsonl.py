@@ -34,6 +34,7 @@ import datetime as dt
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -119,10 +120,6 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
 """A `\\uD800`..`\\uDFFF` escape in a raw line: its string may hold a lone surrogate."""
 
 
-_MAX_INT_DIGITS = 4300
-"""Python converts integers of at most this many digits (`sys.get_int_max_str_digits`)."""
-
-
 class _Refused:
     """A number token that JSON does not allow or Python cannot hold (NaN, Infinity, 1e400,
     an integer of thousands of digits), kept in place while parsing so that the field it is
@@ -163,7 +160,8 @@ class _Parser:
 
     def _int(self, text: str) -> Any:
         digits = len(text.lstrip("-"))
-        if digits > _MAX_INT_DIGITS:
+        limit = sys.get_int_max_str_digits()  # what Python converts (0: no limit)
+        if limit and digits > limit:
             return self._refuse(f"an integer of {digits} digits is too long")
         return int(text)
 
