@@ -372,6 +372,8 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
 
     if args.dataset == "jsonl" and not args.path:
         raise CliError("hoprag load jsonl needs --path FILE.jsonl", 2)
+    if args.dataset == "jsonl" and not Path(args.path).is_file():
+        raise CliError(f"--path {_clip(args.path)} is not a file (hoprag load jsonl reads one)", 2)
     if args.limit is not None and args.limit < 1:
         raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
     if args.batch < 1:

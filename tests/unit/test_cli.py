@@ -414,3 +414,9 @@ def test_error_messages_escape_what_the_user_data_holds() -> None:
         "f\\x1b.jsonl: 1 bad record field(s):",
         "  line 3, field 'x\\ry': bad\\x0avalue",
     ]
+
+
+def test_load_jsonl_of_a_missing_file_or_a_directory_is_a_mistake(tmp_path: Path) -> None:
+    for where in (tmp_path / "missing.jsonl", tmp_path):
+        line = _one_error_line(r := _load(where))
+        assert r.returncode == 2 and line.endswith("is not a file (hoprag load jsonl reads one)")
