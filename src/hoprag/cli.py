@@ -7,8 +7,10 @@
 Contact points come from HOPRAG_CASSANDRA (default 127.0.0.1). Every load records itself in
 the keyspace's `hoprag_catalog` table (`hoprag.stores.cassandra.catalog`: source, embedding,
 documents written), which is how an interrupted load resumes where it stopped and how `query`
-knows which embedding a table uses. Errors are printed as one line on stderr with exit status
-2 (bad input) or 1 (failure)."""
+knows which embedding a table uses. Every argument is checked before anything connects. Errors
+are printed as one line on stderr with exit status 2 (bad input) or 1 (failure). Ids, contents
+and values are printed terminal-safe (`hoprag.termsafe`): a control character shows as `\x1b`,
+never raw."""
 
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ from hoprag.documents import Document, Node
 from hoprag.errors import HopragError, InvalidInputError
 from hoprag.strategies import Beam, Eager, Mmr, Scored, Strategy
 from hoprag.sync import run_sync
-from hoprag.validation import check_field
+from hoprag.termsafe import safe, safe_json
+from hoprag.validation import check_field, check_ids
 
 if TYPE_CHECKING:
     from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
@@ -92,37 +95,75 @@ def embedding_dimension(embedding: Any) -> int:
 # --- parsing ----------------------------------------------------------------------------------
 
 
+def _clip(text: str, width: int = 60) -> str:
+    """`text` repr'd for a message, cut to about `width` characters."""
+    shown = repr(text)
+    return shown if len(shown) <= width else f"{shown[: width - 16]}...' ({len(text)} chars)"
+
+
 def parse_edges_arg(text: str) -> list[tuple[str, str]]:
-    """`keywords:keywords,links:$id` -> [("keywords", "keywords"), ("links", "$id")]."""
+    """`keywords:keywords,links:$id` -> [("keywords", "keywords"), ("links", "$id")]: each item
+    exactly one FROM:TO pair of field names (or `$id`), checked as `hoprag.edges.parse_edges`
+    and the stores check them."""
+    from hoprag.edges import ID_FIELD, parse_edges
+
     specs = []
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
-        a, sep, b = part.partition(":")
-        if not sep or not a or not b:
-            raise CliError(f"--edges item {part!r} is not FROM:TO (e.g. keywords:keywords)", 2)
-        specs.append((a.strip(), b.strip()))
+        sides = [side.strip() for side in part.split(":")]
+        if len(sides) != 2 or not all(sides):
+            raise CliError(f"--edges item {_clip(part)} is not FROM:TO (e.g. keywords:keywords)", 2)
+        try:
+            for side in sides:
+                if side != ID_FIELD:
+                    check_field(side, what="an --edges field")
+            parse_edges([(sides[0], sides[1])])
+        except InvalidInputError as exc:
+            raise CliError(f"--edges item {_clip(part)}: {exc}", 2) from None
+        specs.append((sides[0], sides[1]))
     if not specs:
         raise CliError("--edges names no edge; e.g. --edges keywords:keywords,links:$id", 2)
     return specs
 
 
+def _filter_value(item: str, raw: str) -> Any:
+    """The value of one `--filter` item: JSON when it parses as JSON, else the string."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
+        raise CliError(f"--filter {_clip(item)}: the value cannot be read ({reason})", 2) from None
+
+
 def parse_filter_arg(items: Sequence[str]) -> dict[str, Any] | None:
     """`field=value` items; a value that parses as JSON (number, true, "quoted") is used as such,
-    anything else as a string."""
+    anything else as a string. A field given twice is refused (a document has one value
+    there), and the filter is checked as every store checks it (`compile_filter`): NaN, an
+    object or a nested list is an error here, before anything connects."""
+    from hoprag.filters import compile_filter
+
     if not items:
         return None
     out: dict[str, Any] = {}
     for item in items:
         field, sep, raw = item.partition("=")
         if not sep or not field:
-            raise CliError(f"--filter {item!r} is not FIELD=VALUE", 2)
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out[field] = value
+            raise CliError(f"--filter {_clip(item)} is not FIELD=VALUE", 2)
+        if field in out:
+            raise CliError(
+                f"--filter names the field {_clip(field)} twice; give each field once (a list "
+                "field matches one value: filter on the value most specific to what you want)",
+                2,
+            )
+        out[field] = _filter_value(item, raw)
+    try:
+        compile_filter(out)
+    except InvalidInputError as exc:
+        raise CliError(f"--filter: {exc}", 2) from None
     return out
 
 
@@ -168,12 +209,29 @@ _STRATEGY_OPTIONS = (
 )
 
 
-def make_strategy(args: argparse.Namespace) -> Strategy:
-    """The strategy named by --strategy with the parameters given on the command line. An
-    option of another strategy (e.g. --lambda-mult with beam) is refused, not ignored."""
+def check_strategy_options(args: argparse.Namespace) -> None:
+    """Refuse an option of another strategy (e.g. --lambda-mult with eager or beam) and a
+    --start-k or --adjacent-k that Cassandra cannot answer (at most MAX_K rows per vector
+    search), before anything connects."""
+    from hoprag.stores.cassandra.guards import MAX_K
+
     for attr, flag, owner in _STRATEGY_OPTIONS:
         if getattr(args, attr, None) is not None and args.strategy != owner:
             raise CliError(f"{flag} applies to --strategy {owner}, not {args.strategy}", 2)
+    for attr, flag in (("start_k", "--start-k"), ("adjacent_k", "--adjacent-k")):
+        value = getattr(args, attr, None)
+        if value is not None and value > MAX_K:
+            raise CliError(
+                f"{flag} must be at most {MAX_K} (Cassandra answers at most {MAX_K} rows per "
+                f"vector search), got {value}",
+                2,
+            )
+
+
+def make_strategy(args: argparse.Namespace) -> Strategy:
+    """The strategy named by --strategy with the parameters given on the command line. An
+    option of another strategy (e.g. --lambda-mult with beam) is refused, not ignored."""
+    check_strategy_options(args)
     params: dict[str, Any] = {
         k: v
         for k, v in {
@@ -286,6 +344,8 @@ class LoadPlan:
     replication_factor: int
     batch: int
     restart: bool
+    total: int | None = None
+    """The number of records, when the up-front check counted them (JSONL)."""
 
     @property
     def source(self) -> str:
@@ -312,12 +372,17 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
 
     if args.dataset == "jsonl" and not args.path:
         raise CliError("hoprag load jsonl needs --path FILE.jsonl", 2)
+    if args.dataset == "jsonl" and not Path(args.path).is_file():
+        raise CliError(f"--path {_clip(args.path)} is not a file (hoprag load jsonl reads one)", 2)
     if args.limit is not None and args.limit < 1:
         raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
     if args.batch < 1:
         raise CliError(f"--batch must be >= 1, got {args.batch}", 2)
     replication_map(args.replication_factor)  # refuses a bad factor
-    plan = LoadPlan(
+    # A JSONL file is checked whole first (strict JSON, then the stores' own checks on each
+    # record): a bad record stops the load before anything connects or is written.
+    total = datasets.validate_jsonl(args.path) if args.dataset == "jsonl" else None
+    return LoadPlan(
         dataset=args.dataset,
         path=args.path,
         limit=args.limit,
@@ -328,11 +393,8 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
         replication_factor=args.replication_factor,
         batch=args.batch,
         restart=args.restart,
+        total=total,
     )
-    if args.dataset == "jsonl":
-        # Validate the whole file first: a bad record stops the load before anything is written.
-        datasets.validate_jsonl(args.path)
-    return plan
 
 
 def resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
@@ -386,7 +448,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     from hoprag.stores.cassandra.store import CassandraStore
 
     plan = plan_load(args)
-    total = sum(1 for _ in plan.documents())
+    total = plan.total if plan.total is not None else sum(1 for _ in plan.documents())
     embedding = make_embedding(plan.embedding)
     dimension = embedding_dimension(embedding)
     session = open_session(args)
@@ -461,24 +523,26 @@ def node_row(node: Node) -> dict[str, Any]:
 
 def format_path(node: Node) -> str:
     """`a --keywords=x--> b --$id=c--> c`: the chain of followed edges."""
-    parts = [node.path.nodes[0]]
+    parts = [safe(node.path.nodes[0])]
     for e, n in zip(node.path.edges, node.path.nodes[1:], strict=True):
         label = e.describe() if hasattr(e, "describe") else repr(e)
-        parts.append(f"--{label}--> {n}")
+        parts.append(f"--{safe(label)}--> {safe(n)}")
     return " ".join(parts)
 
 
 def print_table(nodes: Sequence[Node], out: TextIO = sys.stdout, width: int = 30) -> None:
-    """A plain-text table of id, depth, similarity score and path."""
-    idw = min(max([len(n.id) for n in nodes] + [2]), width)
+    """A plain-text table of id, depth, similarity score and path, one line per node: ids and
+    paths are terminal-safe (`safe`), so no stored character breaks a row."""
+    ids = [safe(n.id) for n in nodes]
+    idw = min(max([len(i) for i in ids] + [2]), width)
     out.write(f"{'id':<{idw}}  depth  score   path\n")
-    for n in nodes:
-        nid = n.id if len(n.id) <= idw else n.id[: idw - 1] + "…"
+    for nid, n in zip(ids, nodes, strict=True):
+        nid = nid if len(nid) <= idw else nid[: idw - 1] + "…"
         out.write(f"{nid:<{idw}}  {n.depth:>5}  {n.similarity_score:6.3f}  {format_path(n)}\n")
 
 
 def _print_row(node: Node) -> None:
-    print(f"{node.id}  {node.depth:>5}  {node.similarity_score:6.3f}  {format_path(node)}",
+    print(f"{safe(node.id)}  {node.depth:>5}  {node.similarity_score:6.3f}  {format_path(node)}",
           flush=True)  # fmt: skip
 
 
@@ -534,8 +598,7 @@ def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) 
     if args.json:
         doc = {"query": args.text, "nodes": [node_row(n) for n in nodes],
                "stats": dataclasses.asdict(stats)}  # fmt: skip
-        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(safe_json(doc) + "\n")
         return
     if not args.stream:
         print_table(nodes)
@@ -544,17 +607,40 @@ def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) 
         print(stats.explain())
 
 
-def cmd_query(args: argparse.Namespace) -> int:
-    """`hoprag query`: check every argument, connect, traverse, print."""
+def check_output_options(args: argparse.Namespace) -> None:
+    """Refuse the text-output flags with --json, where they would be ignored."""
+    if args.json:
+        for flag, given in (("--stream", args.stream), ("--explain", args.explain)):
+            if given:
+                raise CliError(
+                    f"{flag} applies to the text output, not --json (the JSON holds the "
+                    "result in order and its per-hop stats)",
+                    2,
+                )
+
+
+def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
+    """Check every argument of `hoprag query` that needs no node (names, edges, filter,
+    roots, strategy and its options, output flags): the edge function, filter and strategy."""
+    from hoprag.edges import parse_edges
     from hoprag.stores.cassandra.guards import check_overquery
     from hoprag.stores.cassandra.names import check_name
 
     args.keyspace = check_name(args.keyspace, what="keyspace")
     args.table = check_name(args.table, what="table")
-    edges = parse_edges_arg(args.edges)
+    edges = parse_edges(parse_edges_arg(args.edges))
     flt = parse_filter_arg(args.filter)
+    if args.root is not None:
+        args.root = check_ids(args.root, what="--root")
     strategy = make_strategy(args)
-    check_overquery(args.ann_overquery, what="--ann-overquery")  # before connecting
+    check_overquery(args.ann_overquery, what="--ann-overquery")
+    check_output_options(args)
+    return edges, flt, strategy
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """`hoprag query`: check every argument, connect, traverse, print."""
+    edges, flt, strategy = check_query_args(args)  # before connecting
     embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
     try:
@@ -601,8 +687,8 @@ def print_stats(rows: list[dict[str, Any]], keyspace: str) -> None:
     print(f"{'table':<28} {'documents':>9}  {'disk MiB':>8}  embedding   dataset")
     for o in rows:
         mark = "" if o["complete"] else " (incomplete)"
-        print(f"{o['table']:<28} {o['documents']:>9}  {o['disk_mib'] or 0:>8}  "
-              f"{o['embedding']:<10}  {o['dataset']}{mark}")  # fmt: skip
+        print(f"{safe(o['table']):<28} {o['documents']:>9}  {o['disk_mib'] or 0:>8}  "
+              f"{safe(o['embedding']):<10}  {safe(o['dataset'])}{mark}")  # fmt: skip
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -611,13 +697,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from hoprag.stores.cassandra.names import check_name
 
     keyspace = check_name(args.keyspace, what="keyspace")
-    table = check_name(args.table, what="table") if args.table else None
+    table = check_name(args.table, what="table") if args.table is not None else None
     session = open_session(args)
     try:
         rows = stats_rows(LoadCatalog(session, keyspace), table)
         if args.json:
-            json.dump(rows, sys.stdout, indent=2)
-            sys.stdout.write("\n")
+            sys.stdout.write(safe_json(rows) + "\n")
         else:
             print_stats(rows, keyspace)
         return 0
@@ -721,6 +806,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def error_text(exc: BaseException) -> str:
+    """The message of `exc`, terminal-safe: a JSONL file's problems one per line, every other
+    message on one line (a newline in it shows as `\\x0a`)."""
+    from hoprag.datasets import JsonlValidationError
+
+    if isinstance(exc, JsonlValidationError):
+        shown = [f"  {safe(e)}" for e in exc.errors[:20]]
+        if len(exc.errors) > 20:
+            shown.append(f"  ... and {len(exc.errors) - 20} more")
+        head = f"{safe(exc.path)}: {len(exc.errors)} bad record field(s):"
+        return "\n".join([head, *shown])
+    return safe(exc)
+
+
+def _report(exc: BaseException, code: int) -> int:
+    print(f"hoprag: error: {error_text(exc)}", file=sys.stderr)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used by the `hoprag` script)."""
     args = build_parser().parse_args(argv)
@@ -728,19 +832,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except CliError as exc:
-        print(f"hoprag: error: {exc}", file=sys.stderr)
-        return exc.code
+        return _report(exc, exc.code)
     except InvalidInputError as exc:
-        print(f"hoprag: error: {exc}", file=sys.stderr)
-        return 2
+        return _report(exc, 2)
     except HopragError as exc:
-        print(f"hoprag: error: {exc}", file=sys.stderr)
-        return 1
+        return _report(exc, 1)
     except KeyboardInterrupt:
         print("\nhoprag: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
     except (OSError, ValueError, TypeError) as exc:
-        print(f"hoprag: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"hoprag: error: {type(exc).__name__}: {error_text(exc)}", file=sys.stderr)
         return 1
 
 

@@ -223,6 +223,94 @@ def test_bad_table_names_are_rejected_before_anything_is_written(
     assert "is not a plain name" in r.stderr and "Traceback" not in r.stderr
 
 
+def _table_exists(session: Any, keyspace: str, table: str) -> bool:
+    row = session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+        (keyspace, table),
+    ).one()
+    return row is not None
+
+
+@pytest.mark.parametrize("bad", ["NaN", "Infinity", "-Infinity", "1e400", '"\\ud800"'])
+def test_bad_record_on_line_301_writes_nothing(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str, bad: str
+) -> None:
+    """The whole file is checked before anything is written: before the fix 256 documents were
+    in the table when the store refused line 301."""
+    f = tmp_path / "articles.jsonl"
+    write_articles_jsonl(f, 400)
+    lines = f.read_text().splitlines()
+    record = json.loads(lines[300])
+    lines[300] = json.dumps(record)[:-1] + f', "score": {bad}}}'
+    f.write_text("\n".join(lines) + "\n")
+    r = subprocess.run(load_command(str(f), keyspace, "arts", cassandra_contact_points),
+                       capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    head, detail = r.stderr.strip().splitlines()
+    assert head == f"hoprag: error: {f}: 1 bad record field(s):"
+    assert detail.startswith("  line 301, field 'score': ")
+    assert not _table_exists(cassandra_session, keyspace, "arts")
+    assert not _table_exists(cassandra_session, keyspace, "hoprag_catalog")
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_empty_file_is_refused_and_no_load_is_recorded_as_complete(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str, text: str
+) -> None:
+    f = tmp_path / "empty.jsonl"
+    f.write_text(text)
+    r = subprocess.run(load_command(str(f), keyspace, "arts", cassandra_contact_points),
+                       capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    assert r.returncode == 2 and "holds no records" in r.stderr, r.stderr
+    assert "loaded 0 documents" not in r.stdout
+    assert not _table_exists(cassandra_session, keyspace, "hoprag_catalog")
+    stats = _hoprag(cassandra_contact_points, "stats", "--keyspace", keyspace)
+    assert (
+        stats.returncode == 0 and stats.stdout.strip() == f"no hoprag tables in keyspace {keyspace}"
+    )
+
+
+HOSTILE_ID = "evil\x1b[2J\r\nfake  0  1.000  row\x9b31m\u202e"
+HOSTILE_KEYWORD = "kw\x1b]0;title\x07\rred\n"
+
+
+def test_control_characters_in_stored_data_are_escaped_in_text_and_exact_in_json(
+    tmp_path: Path, cassandra_contact_points: str, keyspace: str
+) -> None:
+    f = tmp_path / "hostile.jsonl"
+    records = [
+        {"id": HOSTILE_ID, "text": "control characters", "keywords": [HOSTILE_KEYWORD],
+         "note": "\x1b[31mred\x1b[0m\r\u2028"},
+        {"id": "plain", "text": "control characters too", "keywords": [HOSTILE_KEYWORD]},
+    ]  # fmt: skip
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    load = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table", "h",
+                   "--embedding", "hash:16", "--keyspace", keyspace)  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    query = ("query", "control characters", "--table", "h", "--edges", "keywords:keywords",
+             "--start-k", "1", "--max-depth", "1", "--keyspace", keyspace)  # fmt: skip
+
+    out = _hoprag(cassandra_contact_points, *query, "--json")
+    assert out.returncode == 0, out.stderr
+    assert not any(c in out.stdout for c in "\x1b\r\x07\x9b\u202e\u2028")
+    nodes = {n["id"]: n for n in json.loads(out.stdout)["nodes"]}
+    assert set(nodes) == {HOSTILE_ID, "plain"}
+    evil = nodes[HOSTILE_ID]["metadata"]
+    assert evil["keywords"] == [HOSTILE_KEYWORD]
+    assert evil["note"] == records[0]["note"]
+
+    for mode in ((), ("--stream",)):
+        text = _hoprag(cassandra_contact_points, *query, *mode)
+        assert text.returncode == 0, text.stderr
+        assert not any(c in text.stdout for c in "\x1b\r\x07\x9b\u202e\u2028")
+        _, *rows = text.stdout.splitlines()
+        assert len(rows) == 2  # no stored character starts a row of its own
+        assert all(row.isprintable() for row in rows)
+        assert any(row.startswith("evil\\x1b[2J\\x0d\\x0afake") for row in rows), rows
+        assert any("--keywords=kw\\x1b]0;title\\x07\\x0dred\\x0a-->" in row for row in rows)
+
+
 # --- query ------------------------------------------------------------------------------------
 
 

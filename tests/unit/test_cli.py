@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,16 +15,19 @@ from hoprag.cli import (
     MISSING_SCORE,
     CliError,
     build_parser,
+    error_text,
     field_scorer,
     main,
     make_strategy,
     parse_edges_arg,
     parse_filter_arg,
+    print_table,
     similarity_scorer,
 )
 from hoprag.documents import Node
 from hoprag.documents import Path as Path_
 from hoprag.strategies import Scored
+from hoprag.termsafe import safe, safe_json
 
 
 def test_edges_argument_parses_pairs_including_id() -> None:
@@ -212,3 +217,206 @@ def test_query_help_documents_every_strategy_and_the_score_field() -> None:
     for phrase in ("--score-field", "nodes without it rank last", "--lambda-mult",
                    "--beam-width", "--stream", "--explain", "--root", "--filter"):  # fmt: skip
         assert phrase in text, phrase
+
+
+# --- every argument checked before connecting (issue 17, defects 7 and 8) ---------------------
+
+NOBODY = "127.0.0.1:1"
+"""An address where nothing answers: a mistake reported here was found before connecting."""
+
+
+def _one_error_line(r: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in r.stderr and "no Cassandra node answered" not in r.stderr, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith("hoprag: error: ")
+    return line
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--edges", "$foo:bar"], "only '$id' may start with '$'"),
+        (["--edges", "a..b:c"], "got 'a..b'"),
+        (["--edges", "a=b:a=b"], "no '='"),
+        (["--edges", "a:b:c"], "--edges item 'a:b:c' is not FROM:TO"),
+        (["--edges", "a:b", "--start-k", "5000"], "--start-k must be at most 1000"),
+        (["--edges", "a:b", "--adjacent-k", "5000"], "--adjacent-k must be at most 1000"),
+        (["--edges", "a:b", "--filter", "a=NaN"], "must be a finite number, got nan"),
+        (["--edges", "a:b", "--filter", "a=1e400"], "must be a finite number, got inf"),
+        (["--edges", "a:b", "--filter", 'a={"x":1}'], "use a dotted field name"),
+        (["--edges", "a:b", "--filter", "a=[1,[2]]"], "an element of filter['a']"),
+        (["--edges", "a:b", "--filter", "a=1", "--filter", "a=2"], "names the field 'a' twice"),
+        (["--edges", "a:b", "--filter", "a=" + "9" * 5001], "a number too long"),
+        (["--edges", "a:b", "--filter", "a=" + "[" * 3000], "nested too deeply"),
+        (["--edges", "a:b", "--filter", "a..b=1"], "a filter field name"),
+        (["--edges", "a:b", "--root", ""], "every id in --root must be a non-empty string"),
+        (["--edges", "a:b", "--lambda-mult", "0.3"], "--lambda-mult applies to --strategy mmr"),
+        (["--edges", "a:b", "--strategy", "beam", "--lambda-mult", "0.3"], "not beam"),
+        (["--edges", "a:b", "--strategy", "mmr", "--beam-width", "2"], "not mmr"),
+        (["--edges", "a:b", "--strategy", "mmr", "--score-field", "x"], "not mmr"),
+        (["--edges", "a:b", "--json", "--stream"], "--stream applies to the text output"),
+        (["--edges", "a:b", "--json", "--explain"], "--explain applies to the text output"),
+        (["--edges", "a:b", "--keyspace", "bad ks"], "keyspace 'bad ks' is not a plain name"),
+    ],
+)
+def test_query_mistakes_are_exit_2_before_connecting(extra: list[str], message: str) -> None:
+    r = _hoprag("query", "q", "--table", "t", *extra, "--contact-points", NOBODY)
+    line = _one_error_line(r)
+    assert r.returncode == 2 and message in line, line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--table", "bad name"], "table 'bad name' is not a plain name"),
+        (["--table", ""], "table '' is not a plain name"),
+        (["--keyspace", "x;drop"], "keyspace 'x;drop' is not a plain name"),
+    ],
+)
+def test_stats_mistakes_are_exit_2_before_connecting(args: list[str], message: str) -> None:
+    r = _hoprag("stats", *args, "--contact-points", NOBODY)
+    line = _one_error_line(r)
+    assert r.returncode == 2 and message in line, line
+
+
+def test_edges_item_with_two_colons_is_an_error_not_a_field_with_a_colon() -> None:
+    with pytest.raises(CliError, match="'a:b:c' is not FROM:TO"):
+        parse_edges_arg("a:b:c")
+    assert parse_edges_arg(" a.b : $id ") == [("a.b", "$id")]
+
+
+def test_filter_naming_a_field_twice_is_an_error_not_the_last_value() -> None:
+    with pytest.raises(CliError, match="names the field 'a' twice"):
+        parse_filter_arg(["a=1", "b=x", "a=2"])
+
+
+def _load(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return _hoprag("load", "jsonl", "--path", str(path), "--embedding", "hash:8",
+                   "--contact-points", NOBODY, *extra)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [("NaN", "score"), ("Infinity", "score"), ("1e400", "score"), ('"\\ud800"', "score")],
+)
+def test_load_refuses_numbers_json_has_not_and_lone_surrogates_before_connecting(
+    tmp_path: Path, bad: str, field: str
+) -> None:
+    lines = [json.dumps({"id": f"r{i}", "text": "t"}) for i in range(400)]
+    lines[300] = f'{{"id": "r300", "text": "t", "score": {bad}}}'
+    f = tmp_path / "a.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    r = _load(f)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    head, detail = r.stderr.strip().splitlines()
+    assert head == f"hoprag: error: {f}: 1 bad record field(s):"
+    assert detail.startswith(f"  line 301, field '{field}': ")
+
+
+def _deep(tmp_path: Path) -> Path:
+    f = tmp_path / "deep.jsonl"
+    f.write_text('{"id": "a", "text": "t"}\n{"id": "b", "a": ' + "[" * 3000 + "]" * 3000 + "}\n")
+    return f
+
+
+def _binary(tmp_path: Path) -> Path:
+    f = tmp_path / "binary.jsonl"
+    f.write_bytes(bytes(range(256)) * 64)
+    return f
+
+
+def _huge_int(tmp_path: Path) -> Path:
+    f = tmp_path / "int.jsonl"
+    f.write_text('{"id": "a", "text": "t"}\n{"id": "b", "text": "t"}\n{"id": "c", "n": '
+                 + "1" * 5001 + "}\n")  # fmt: skip
+    return f
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (_deep, "line 2: not readable JSON: nested too deeply"),
+        (_binary, "line 1: not a text file: a NUL byte at column 1"),
+        (_huge_int, "line 3, field 'n': an integer of 5001 digits is too long"),
+    ],
+)
+def test_unreadable_jsonl_lines_are_one_line_with_the_line_number(
+    tmp_path: Path, make: Callable[[Path], Path], expected: str
+) -> None:
+    r = _load(make(tmp_path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    head, detail = r.stderr.strip().splitlines()
+    assert head.endswith(": 1 bad record field(s):") and detail.startswith(f"  {expected}")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"])
+def test_empty_or_blank_jsonl_is_an_error_not_an_empty_complete_load(
+    tmp_path: Path, text: str
+) -> None:
+    f = tmp_path / "empty.jsonl"
+    f.write_text(text)
+    line = _one_error_line(r := _load(f))
+    assert r.returncode == 2 and "holds no records" in line
+
+
+@pytest.mark.parametrize("batch", ["0", "-5"])
+def test_load_batch_below_one_is_refused(tmp_path: Path, batch: str) -> None:
+    f = tmp_path / "one.jsonl"
+    f.write_text(json.dumps({"id": "a", "text": "t"}) + "\n")
+    line = _one_error_line(r := _load(f, "--batch", batch))
+    assert r.returncode == 2 and line == f"hoprag: error: --batch must be >= 1, got {batch}"
+
+
+# --- terminal-safe output (issue 17, defect 12) -----------------------------------------------
+
+HOSTILE = "a\x1b[2J\r\nfake  0  1.000  row\x07\x00\x7f\x9b31m\u202eevil\u2028\ud800"
+
+
+def test_safe_escapes_controls_bidi_separators_and_surrogates_visibly() -> None:
+    shown = safe(HOSTILE)
+    assert shown == (
+        "a\\x1b[2J\\x0d\\x0afake  0  1.000  row\\x07\\x00\\x7f\\x9b31m\\u202eevil\\u2028\\ud800"
+    )
+    assert shown.isprintable() and shown.isascii()
+    assert safe("Zürich 東京 tab-free") == "Zürich 東京 tab-free"
+
+
+def test_safe_json_is_exact_json_without_raw_control_characters() -> None:
+    doc = {"id": HOSTILE, HOSTILE: [HOSTILE, 1.5, None], "plain": "Zürich"}
+    text = safe_json(doc)
+    assert json.loads(text) == doc
+    assert all(c.isprintable() or c in "\n " for c in text) and "Zürich" in text
+
+
+def test_table_rows_of_hostile_ids_and_edge_values_are_one_line_each() -> None:
+    from hoprag.edges import MetadataEdge
+
+    start = _node(HOSTILE, {})
+    edge = MetadataEdge("k", HOSTILE)
+    hop = Node(id="b\rb", content="", depth=1, similarity_score=0.5, embedding=None,
+               metadata={}, incoming_edges=frozenset(), outgoing_edges=frozenset(),
+               path=Path_(nodes=(HOSTILE, "b\rb"), edges=(edge,)))  # fmt: skip
+    out = io.StringIO()
+    print_table([start, hop], out)
+    text = out.getvalue()
+    assert len(text.splitlines()) == 3 and all(line.isprintable() for line in text.splitlines())
+    assert not any(c in text for c in "\x1b\r\x07\x00\x7f\x9b\u202e\u2028")
+    assert "--k=a\\x1b[2J" in text.splitlines()[2]
+
+
+def test_error_messages_escape_what_the_user_data_holds() -> None:
+    from hoprag.datasets import JsonlValidationError, RecordError
+
+    text = error_text(ValueError(f"bad id {HOSTILE}"))
+    assert "\n" not in text and "\x1b" not in text and "\\x1b[2J" in text
+    jsonl = JsonlValidationError("f\x1b.jsonl", [RecordError(3, "x\ry", "bad\nvalue")])
+    assert error_text(jsonl).splitlines() == [
+        "f\\x1b.jsonl: 1 bad record field(s):",
+        "  line 3, field 'x\\ry': bad\\x0avalue",
+    ]
+
+
+def test_load_jsonl_of_a_missing_file_or_a_directory_is_a_mistake(tmp_path: Path) -> None:
+    for where in (tmp_path / "missing.jsonl", tmp_path):
+        line = _one_error_line(r := _load(where))
+        assert r.returncode == 2 and line.endswith("is not a file (hoprag load jsonl reads one)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from hoprag.datasets import (
     load,
     validate_jsonl,
 )
+from hoprag.errors import InvalidInputError
 
 GOOD = [
     {
@@ -99,3 +101,111 @@ def test_registry_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="limit"):
         load("foldoc", limit=-1)
     assert set(DATASETS) == {"foldoc", "films", "wordnet", "jsonl"}
+
+
+# --- strict JSON, checked up front (issue 17, defects 2 and 7) -----------------------------------
+
+
+def _file_with_bad_line(tmp_path: Path, bad: str, *, at: int = 301) -> Path:
+    """`at - 1` good records, then the raw `bad` line, then 50 more good records."""
+    good = [json.dumps({"id": f"r{i}", "text": f"record {i}"}) for i in range(at + 49)]
+    return write(tmp_path, [*good[: at - 1], bad, *good[at - 1 :]])
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ("NaN", "score"),
+        ("Infinity", "score"),
+        ("-Infinity", "score"),
+        ("1e400", "score"),
+        ("-1e400", "score"),
+        ('"\\ud800"', "score"),
+        ('{"deep": [1, NaN]}', "score.deep[1]"),
+        ('"ok \\ud83d\\ude00 then \\udc00"', "score"),
+    ],
+)
+def test_numbers_json_has_not_and_lone_surrogates_are_refused_with_line_and_field(
+    tmp_path: Path, value: str, field: str
+) -> None:
+    path = _file_with_bad_line(tmp_path, f'{{"id": "bad", "text": "t", "score": {value}}}')
+    (error,) = jsonl_errors(path)
+    assert (error.line, error.field) == (301, field)
+    with pytest.raises(JsonlValidationError, match="line 301, field"):
+        load("jsonl", path=path)  # before yielding anything
+
+
+def test_a_surrogate_pair_is_text_and_loads(tmp_path: Path) -> None:
+    path = write(tmp_path, ['{"id": "a", "text": "smile \\ud83d\\ude00"}'])
+    (doc,) = load("jsonl", path=path)
+    assert doc.content == "smile \U0001f600"
+
+
+def test_integer_of_5001_digits_is_refused_with_line_and_field(tmp_path: Path) -> None:
+    path = _file_with_bad_line(tmp_path, '{"id": "x", "text": "t", "n": ' + "7" * 5001 + "}", at=4)
+    (error,) = jsonl_errors(path)
+    assert (error.line, error.field) == (4, "n") and "5001 digits" in error.message
+
+
+def test_nesting_too_deep_to_parse_is_one_problem_with_its_line(tmp_path: Path) -> None:
+    deep = '{"id": "x", "text": "t", "a": ' + "[" * 3000 + "]" * 3000 + "}"
+    path = _file_with_bad_line(tmp_path, deep, at=7)
+    (error,) = jsonl_errors(path)
+    assert error.line == 7 and "nested too deeply" in error.message
+
+
+def test_binary_file_is_one_problem_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "image.jsonl"
+    path.write_bytes(b'{"id": "a", "text": "t"}\n\x89PNG\r\n\x1a\n' + bytes(range(256)) * 40)
+    (error,) = jsonl_errors(path)
+    assert error.line == 2 and "not a text file" in error.message
+    with pytest.raises(JsonlValidationError, match="line 2: not a text file"):
+        validate_jsonl(path)
+
+
+@pytest.mark.parametrize("text", ["", "\n", "  \n\n\t\n"])
+def test_empty_or_blank_file_is_refused_not_loaded_as_nothing(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(text)
+    assert jsonl_errors(path) == []
+    with pytest.raises(InvalidInputError, match="holds no records"):
+        validate_jsonl(path)
+    with pytest.raises(InvalidInputError, match="holds no records"):
+        load("jsonl", path=path)
+
+
+def test_records_go_through_the_stores_shared_document_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader runs `hoprag.validation.check_documents` itself (not a copy of its rules), so
+    what that check refuses at `add` is reported up front, with the line and the field."""
+    from hoprag.datasets import jsonl as jsonl_module
+    from hoprag.errors import invalid
+    from hoprag.validation import check_documents
+
+    assert jsonl_module.check_documents is check_documents
+    seen: list[str] = []
+
+    def stricter(documents: Any) -> Any:  # what a tightened shared check would refuse
+        docs = check_documents(documents)
+        for doc in docs:
+            seen.append(doc.id)
+            if doc.metadata.get("n", 0) > 2**63:
+                raise invalid(f"metadata of document {doc.id!r}.n", doc.metadata["n"], "int64")
+        return docs
+
+    monkeypatch.setattr(jsonl_module, "check_documents", stricter)
+    path = _file_with_bad_line(tmp_path, json.dumps({"id": "big", "text": "t", "n": 2**64}), at=5)
+    (error,) = jsonl_errors(path)
+    assert (error.line, error.field) == (5, "n") and "int64" in error.message
+    assert len(seen) == 55  # every record was checked, the bad one and the 50 after it too
+
+
+def test_a_file_changed_after_its_check_stops_the_load_instead_of_writing_bad_records(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, [json.dumps({"id": f"r{i}", "text": "t"}) for i in range(3)])
+    docs = load("jsonl", path=path)
+    path.write_text(json.dumps({"id": "r0", "text": "t"}) + '\n{"id": "r1", "x": NaN}\n')
+    with pytest.raises(JsonlValidationError, match="line 2"):
+        list(docs)
