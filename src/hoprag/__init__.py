@@ -21,7 +21,13 @@ from hoprag.edges import (
     MetadataEdgeFunction,
     parse_edges,
 )
-from hoprag.errors import HopragError, InvalidInputError, StoreError, StoreUnavailableError
+from hoprag.errors import (
+    AuthenticationError,
+    HopragError,
+    InvalidInputError,
+    StoreError,
+    StoreUnavailableError,
+)
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.strategies import (
     Beam,
@@ -41,6 +47,7 @@ from hoprag.traversal import TraversalStream, astream, atraverse, traverse
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuthenticationError",
     "Beam",
     "Document",
     "Eager",
