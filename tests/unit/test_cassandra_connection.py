@@ -224,3 +224,17 @@ def test_ssl_context_does_not_prompt_for_an_encrypted_key(tmp_path: Path) -> Non
     )  # fmt: skip
     with pytest.raises(InvalidInputError, match="unencrypted key"):
         ConnectionOptions(tls_cert_file=str(cert), tls_key_file=str(key))
+
+
+def test_a_store_rejects_connection_options_beside_a_session_without_showing_the_password() -> None:
+    from hoprag.embeddings import HashEmbedding
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    opts = ConnectionOptions(username="alice", password=SECRET)
+    with pytest.raises(InvalidInputError, match="None when a session is given") as caught:
+        CassandraStore(HashEmbedding(8), keyspace="k", table="t", session=object(),
+                       connection=opts)  # fmt: skip
+    assert caught.value.argument == "connection" and SECRET not in str(caught.value)
+    with pytest.raises(InvalidInputError, match="a ConnectionOptions or None"):
+        CassandraStore(HashEmbedding(8), keyspace="k", table="t",
+                       connection={"username": "alice"})  # type: ignore[arg-type]  # fmt: skip

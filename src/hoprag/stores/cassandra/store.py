@@ -75,6 +75,8 @@ class CassandraStore(Store):
     ) -> None:
         if connection is not None and not isinstance(connection, ConnectionOptions):
             raise invalid("connection", connection, "a ConnectionOptions or None")
+        if connection is not None and session is not None:
+            raise invalid("connection", connection, "None when a session is given")
         self.embedding = embedding
         self.config = _config(config, keyspace, table, options)
         self.layout: Layout = layout_for(self.config)
