@@ -22,6 +22,7 @@ from hoprag.edges import (
     parse_edges,
 )
 from hoprag.errors import (
+    AuthenticationError,
     HopragError,
     InvalidInputError,
     StoreError,
@@ -47,6 +48,7 @@ from hoprag.traversal import TraversalStream, astream, atraverse, traverse
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuthenticationError",
     "Beam",
     "Document",
     "Eager",

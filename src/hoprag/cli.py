@@ -320,11 +320,15 @@ def _fmt_s(seconds: float) -> str:
 
 
 def open_session(args: argparse.Namespace) -> Any:
-    """A driver session to --contact-points (default HOPRAG_CASSANDRA, then 127.0.0.1);
-    StoreUnavailableError naming the contact points when no node answers."""
+    """A driver session to --contact-points (default HOPRAG_CASSANDRA, then 127.0.0.1), with
+    --username (password from HOPRAG_CASSANDRA_PASSWORD or a prompt that does not echo) and
+    TLS from --tls-*-file; StoreUnavailableError naming the contact points when no node answers
+    (AuthenticationError when the credentials are refused)."""
+    from hoprag.stores.cassandra.connection import cli_options
     from hoprag.stores.cassandra.session import connect
 
-    return connect(args.contact_points)
+    connection = cli_options(args.username, args.tls_ca_file, args.tls_cert_file, args.tls_key_file)
+    return connect(args.contact_points, connection=connection)
 
 
 # --- load -------------------------------------------------------------------------------------
@@ -766,6 +770,23 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="host[:port],... (default: HOPRAG_CASSANDRA, then 127.0.0.1)",
     )
+    env = os.environ.get
+    common.add_argument(
+        "--username",
+        default=env("HOPRAG_CASSANDRA_USERNAME") or None,
+        help="log in as this user (default: HOPRAG_CASSANDRA_USERNAME); the password comes "
+        "from HOPRAG_CASSANDRA_PASSWORD, else a prompt",
+    )
+    for flag, var, what in (
+        ("--tls-ca-file", "CA", "connect with TLS, trusting this PEM CA file"),
+        ("--tls-cert-file", "CERT", "the PEM client certificate to present over TLS"),
+        ("--tls-key-file", "KEY", "the PEM key of --tls-cert-file (if not in that file)"),
+    ):
+        common.add_argument(
+            flag,
+            default=env(f"HOPRAG_CASSANDRA_TLS_{var}_FILE") or None,
+            help=f"{what} (default: HOPRAG_CASSANDRA_TLS_{var}_FILE)",
+        )
     sub = p.add_subparsers(dest="cmd", required=True)
 
     ld = sub.add_parser("load", parents=[common], help="load a dataset or a JSONL file")

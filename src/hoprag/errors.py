@@ -8,6 +8,8 @@
   operation and the likely cause, and the driver's own exception is the `__cause__`.
 * `StoreUnavailableError` (a `StoreError`): the store could not be reached at all (no contact
   point answered, too few live replicas for the consistency asked).
+* `AuthenticationError` (a `StoreUnavailableError`): the cluster refused the credentials (a
+  wrong username or password, or none given to a cluster that requires them).
 * `TraversalTimeoutError` (also a `TimeoutError`): a traversal passed its `timeout`."""
 
 from __future__ import annotations
@@ -73,3 +75,8 @@ class StoreError(HopragError):
 
 class StoreUnavailableError(StoreError):
     """The store could not be reached (no contact point answered, or too few replicas)."""
+
+
+class AuthenticationError(StoreUnavailableError):
+    """The cluster refused the connection's credentials; the message names the user, never the
+    password."""

@@ -1,9 +1,11 @@
-"""Pure parts of scripts/cassandra: token layout, contact points, config files."""
+"""Pure parts of scripts/cassandra: token layout, contact points, config files (plain and
+`--secure`), the secured node's connection details."""
 
 from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +101,85 @@ def test_node_commands_without_a_running_node_say_so(
     assert r.returncode == 3
     assert says in r.stderr
     assert r.stdout == ""
+
+
+def test_secure_node_config_requires_a_password_and_client_tls(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "STATE", tmp_path)
+    monkeypatch.setattr(launcher, "FIRST_IP", 9)
+    (tmp_path / "tls").mkdir()
+    (tmp_path / "tls" / "store-password").write_text("pw-of-the-stores\n")
+    d = launcher.write_node_config(1, 1, fresh=True, secure=True)
+    yaml = (d / "conf" / "cassandra.yaml").read_text()
+    assert "listen_address: 127.0.0.9" in yaml
+    assert "authenticator: PasswordAuthenticator" in yaml
+    assert "authorizer: CassandraAuthorizer" in yaml
+    block = yaml.split("client_encryption_options:\n", 1)[1]
+    for line in (
+        "enabled: true",
+        "optional: false",
+        f"keystore: {tmp_path}/tls/node.p12",
+        f"truststore: {tmp_path}/tls/truststore.p12",
+        "keystore_password: pw-of-the-stores",
+        "store_type: PKCS12",
+        "require_client_auth: true",
+    ):
+        assert f"  {line}\n" in block
+    assert "AllowAll" not in yaml
+    assert (d / "conf" / "cassandra.yaml").stat().st_mode & 0o077 == 0
+    assert launcher.is_secure()
+    # The same node written plain again: no authentication, no TLS, no secure marker.
+    plain = (launcher.write_node_config(1, 1, fresh=False) / "conf" / "cassandra.yaml").read_text()
+    assert "authenticator: AllowAllAuthenticator" in plain
+    assert "client_encryption_options" not in plain
+    assert not launcher.is_secure()
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["up", "--secure", "--nodes", "3"], {}),
+        (["up", "--secure"], {"HOPRAG_CASSANDRA": "127.0.0.1:9042"}),
+    ],
+)
+def test_up_secure_is_one_local_node_and_says_so_before_starting(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
+    r = subprocess.run(
+        [sys.executable, str(LAUNCHER), *args],
+        env={"HOPRAG_CASSANDRA_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 1
+    assert "--secure starts one local node" in r.stderr
+    assert not (tmp_path / "node1").exists()
+
+
+def test_secure_info_names_the_contact_point_credentials_and_tls_files(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "STATE", tmp_path)
+    monkeypatch.setattr(launcher, "FIRST_IP", 9)
+    launcher.write_secure_info()
+    info = json.loads((tmp_path / "secure.json").read_text())
+    assert info == {
+        "contact_points": "127.0.0.9:9042",
+        "username": "cassandra",
+        "password": "cassandra",
+        "tls_ca_file": f"{tmp_path}/tls/ca.pem",
+        "tls_cert_file": f"{tmp_path}/tls/client.pem",
+        "tls_key_file": f"{tmp_path}/tls/client.key",
+    }
+    env = (tmp_path / "secure.env").read_text().splitlines()
+    assert env == [
+        "HOPRAG_CASSANDRA=127.0.0.9:9042",
+        "HOPRAG_CASSANDRA_USERNAME=cassandra",
+        "HOPRAG_CASSANDRA_PASSWORD=cassandra",
+        f"HOPRAG_CASSANDRA_TLS_CA_FILE={tmp_path}/tls/ca.pem",
+        f"HOPRAG_CASSANDRA_TLS_CERT_FILE={tmp_path}/tls/client.pem",
+        f"HOPRAG_CASSANDRA_TLS_KEY_FILE={tmp_path}/tls/client.key",
+    ]
+    assert all((tmp_path / n).stat().st_mode & 0o077 == 0 for n in ("secure.json", "secure.env"))

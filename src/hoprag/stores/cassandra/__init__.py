@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["CassandraConfig", "CassandraQuery", "CassandraStore"]
+__all__ = ["CassandraConfig", "CassandraQuery", "CassandraStore", "ConnectionOptions"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,10 +26,15 @@ def __getattr__(name: str) -> Any:
         from hoprag.stores.cassandra.query import CassandraQuery
 
         return CassandraQuery
+    if name == "ConnectionOptions":
+        from hoprag.stores.cassandra.connection import ConnectionOptions
+
+        return ConnectionOptions
     raise AttributeError(name)
 
 
 if TYPE_CHECKING:
     from hoprag.stores.cassandra.config import CassandraConfig
+    from hoprag.stores.cassandra.connection import ConnectionOptions
     from hoprag.stores.cassandra.query import CassandraQuery
     from hoprag.stores.cassandra.store import CassandraStore

@@ -1,5 +1,6 @@
 """Opening a driver session the way hoprag wants it: protocol v5, token-aware routing with the
-local data centre named, contact points from an argument or HOPRAG_CASSANDRA."""
+local data centre named, contact points from an argument or HOPRAG_CASSANDRA, credentials and
+TLS from a `ConnectionOptions` or the environment (`connection.py`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hoprag.errors import InvalidInputError, StoreError, StoreUnavailableError, invalid
+from hoprag.stores.cassandra.connection import ConnectionOptions, refusal
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.names import check_name
 
@@ -46,9 +48,14 @@ def connect(
     keyspace: str | None = None,
     connect_timeout: float = 10.0,
     request_timeout: float = 30.0,
+    connection: ConnectionOptions | None = None,
 ) -> Any:
-    """Open a session (blocking). Contact points default to HOPRAG_CASSANDRA, then 127.0.0.1.
-    Nodes that use different ports are not supported by the driver: all must share one port."""
+    """Open a session (blocking). Contact points default to HOPRAG_CASSANDRA, then 127.0.0.1;
+    credentials and TLS to `connection`, else `ConnectionOptions.from_env()` (plain text
+    without authentication when those variables are unset). A refused login raises
+    `AuthenticationError`, a refused TLS handshake a one-line `StoreUnavailableError` saying
+    why. Nodes that use different ports are not supported by the driver: all must share one
+    port."""
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
     from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
@@ -59,6 +66,10 @@ def connect(
     ports = {p for _, p in points}
     if len(ports) != 1:
         raise InvalidInputError(f"all contact points must use one port, got {sorted(ports)}")
+    if connection is None:
+        connection = ConnectionOptions.from_env()
+    elif not isinstance(connection, ConnectionOptions):
+        raise invalid("connection", connection, "a ConnectionOptions or None")
     profile = ExecutionProfile(
         load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=local_dc)),
         request_timeout=request_timeout,
@@ -69,15 +80,20 @@ def connect(
         protocol_version=5,
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
         connect_timeout=connect_timeout,
+        auth_provider=connection.auth_provider(),
+        ssl_context=connection.ssl_context(),
     )
     try:
         return cluster.connect(keyspace)
     except NoHostAvailable as exc:
         cluster.shutdown()
         where = ", ".join(f"{h}:{p}" for h, p in points)
+        refused = refusal(exc, where, connection)
+        if refused is not None:
+            raise refused from exc
         raise StoreUnavailableError(
-            f"no Cassandra node answered at {where} ({exc}); start one with "
-            "`scripts/cassandra up` or set HOPRAG_CASSANDRA"
+            f"no Cassandra node answered at {where} ({connection.scrub(str(exc))}); start one "
+            "with `scripts/cassandra up` or set HOPRAG_CASSANDRA"
         ) from exc
 
 

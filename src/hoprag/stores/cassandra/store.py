@@ -36,12 +36,13 @@ from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
 from hoprag.filters import Filter, compile_filter
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
+from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.layouts import Layout, layout_for
 from hoprag.stores.cassandra.query import CassandraQuery
 from hoprag.stores.cassandra.schema import setup_table
-from hoprag.stores.cassandra.session import connect_astra
+from hoprag.stores.cassandra.session import connect, connect_astra
 from hoprag.stores.cassandra.vectors import PackedVector
 from hoprag.sync import in_running_loop, run_sync
 from hoprag.validation import check_documents, check_int, check_vector
@@ -57,7 +58,8 @@ class CassandraStore(Store):
     `CassandraConfig`: pass `config=`, or `keyspace=`, `table=` and any other of its fields as
     keyword arguments. `session` is a driver Session to use (not closed by `close()`); without
     one a session is opened to `contact_points` (default `HOPRAG_CASSANDRA`, then 127.0.0.1)
-    and closed by `close()`."""
+    with `connection`'s credentials and TLS (a `ConnectionOptions`; default: from the
+    environment, see `session.connect`) and closed by `close()`."""
 
     def __init__(
         self,
@@ -67,9 +69,14 @@ class CassandraStore(Store):
         table: str | None = None,
         session: Any = None,
         contact_points: str | Sequence[str] | None = None,
+        connection: ConnectionOptions | None = None,
         config: CassandraConfig | None = None,
         **options: Unpack[CassandraOptions],
     ) -> None:
+        if connection is not None and not isinstance(connection, ConnectionOptions):
+            raise invalid("connection", connection, "a ConnectionOptions or None")
+        if connection is not None and session is not None:
+            raise invalid("connection", connection, "None when a session is given")
         self.embedding = embedding
         self.config = _config(config, keyspace, table, options)
         self.layout: Layout = layout_for(self.config)
@@ -79,6 +86,7 @@ class CassandraStore(Store):
         self._session = session
         self._owns_session = session is None
         self._contact_points = contact_points
+        self._connection = connection
         self._ready = False
         self._closed = False
         self._setup_lock = threading.Lock()
@@ -183,6 +191,8 @@ class CassandraStore(Store):
             if self._closed:
                 raise StoreError("this CassandraStore is closed")
             try:
+                if self._session is None:
+                    self._session = connect(self._contact_points, connection=self._connection)
                 self._session = self._executor.open(self._session, self._contact_points)
                 self.dimension = setup_table(self._session, self.layout, self.config, self._probe)
             except HopragError:
