@@ -1,4 +1,5 @@
-"""MemoryStore specifics beyond the compliance suite: embedding models, input validation, and\nintegrity (copies in and out, reads and writes on several threads)."""
+"""MemoryStore specifics beyond the compliance suite: embedding models, input validation, and
+integrity (copies in and out, reads and writes on several threads)."""
 
 from __future__ import annotations
 

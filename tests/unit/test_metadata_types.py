@@ -50,8 +50,10 @@ json_values = st.recursive(
     | st.integers(MIN_INT, MAX_INT)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,5}", fullmatch=True), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -91,7 +93,8 @@ def test_conversions_give_plain_python_values() -> None:
         "i": -5, "u": 2**63 - 1, "b": False, "h": 0.5, "f": 0.25, "s": "x", "e": "red",
         "l": 3, "t": [1, [2]],
     }  # fmt: skip
-    assert [type(v) for v in checked.values()] == [int, int, bool, float, float, str, str, int, list]
+    types = [int, int, bool, float, float, str, str, int, list]
+    assert [type(v) for v in checked.values()] == types
 
 
 @pytest.mark.parametrize("n", [MIN_INT, MAX_INT, 0, 2**53 + 1])
@@ -206,7 +209,7 @@ def test_value_key_and_tokens_agree_on_any_two_values(a: Any, b: Any) -> None:
 
 @pytest.mark.parametrize("vec", [[1e-320] * 16, [1e-10] * 16, [1e30] * 16, [1e308] * 16])
 def test_vectors_whose_norm_underflows_or_overflows_are_refused(vec: list[float]) -> None:
-    with pytest.raises(InvalidInputError, match="norm|float32") as caught:
+    with pytest.raises(InvalidInputError, match=r"norm|float32") as caught:
         check_vector(vec, what="query embedding")
     assert caught.value.argument == "query embedding"
 

@@ -434,9 +434,7 @@ class StoreCompliance:
         assert _ids(await store.aadjacent(MetadataEdge("pair", [1, 2]), q, k=20)) == ["pairs"]
         assert await store.asearch(q, k=20, filter={"flat": [True, 2]}) == []
 
-    async def test_metadata_is_normalized_the_same_way_by_every_store(
-        self, store: Store
-    ) -> None:
+    async def test_metadata_is_normalized_the_same_way_by_every_store(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
         given = {
             "i": np.int64(7),
@@ -506,9 +504,7 @@ class StoreCompliance:
         assert caught.value.allowed
         assert await store.aget(["ok", "bad-doc"]) == []
 
-    @pytest.mark.parametrize(
-        ("doc_id", "content"), [("bad\ud800", "text"), ("bad", "text \udc00")]
-    )
+    @pytest.mark.parametrize(("doc_id", "content"), [("bad\ud800", "text"), ("bad", "text \udc00")])
     async def test_ids_and_content_with_lone_surrogates_are_refused(
         self, store: Store, doc_id: str, content: str
     ) -> None:
@@ -578,10 +574,10 @@ class StoreCompliance:
         (hit,) = await store.aget(["d1"], embedding=q)
         doc = hit.document
         assert doc.embedding is not None
-        doc.metadata["type"] = "changed"  # type: ignore[index]
-        doc.metadata["keywords"].append("scales")  # type: ignore[index]
-        doc.metadata["loc"]["city"] = "Lima"  # type: ignore[index]
-        doc.embedding[0] = 123.0  # type: ignore[index]
+        doc.metadata["type"] = "changed"
+        doc.metadata["keywords"].append("scales")
+        doc.metadata["loc"]["city"] = "Lima"
+        doc.embedding[0] = 123.0
         (again,) = await store.aget(["d1"])
         assert dict(again.document.metadata) == compliance_documents()[1].metadata
         assert again.document.embedding is not None and again.document.embedding[0] != 123.0

@@ -41,9 +41,7 @@ def canonical_value(value: Any) -> str:
     type model (`hoprag.validation`), checked before they get here."""
     if type(value) is str:
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(
-        _canonical(value), sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
+    return json.dumps(_canonical(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def token(field: str, value: Any) -> str:
