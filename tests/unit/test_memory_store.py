@@ -92,8 +92,11 @@ def test_a_document_acknowledged_on_one_thread_is_found_by_filters_on_another() 
     while other threads keep (re)building the filter index concurrently."""
     store = MemoryStore()
     vec = [1.0, 0.0, 0.0, 0.0]
+    # Many documents make each index rebuild long enough for adds to land in the middle of one.
+    store.add([Document(f"s{i}", "s", {"kind": "old", "n": -1 - i}, vec) for i in range(1000)])
     store.add([Document("seed", "s", {"kind": "fresh", "n": -1}, vec)])
     acked: queue.Queue[str | None] = queue.Queue()
+    checked: queue.Queue[str] = queue.Queue()
     stop = threading.Event()
     missed: list[str] = []
     errors: list[BaseException] = []
@@ -112,17 +115,19 @@ def test_a_document_acknowledged_on_one_thread_is_found_by_filters_on_another() 
                 missed.append(doc_id)
             if not store.get([doc_id], filter={"n": int(doc_id[1:])}):
                 missed.append(doc_id)
+            checked.put(doc_id)
 
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
-    threads = [threading.Thread(target=churn) for _ in range(2)]
+    threads = [threading.Thread(target=churn) for _ in range(3)]
     checker = threading.Thread(target=check)
     try:
         for t in [*threads, checker]:
             t.start()
-        for i in range(300):
+        for i in range(500):
             store.add([Document(f"d{i}", "x", {"kind": "fresh", "n": i}, vec)])
             acked.put(f"d{i}")
+            assert checked.get() == f"d{i}"  # checked before the next add
     finally:
         acked.put(None)
         checker.join()
@@ -132,7 +137,7 @@ def test_a_document_acknowledged_on_one_thread_is_found_by_filters_on_another() 
         sys.setswitchinterval(old)
     assert not errors
     assert missed == []
-    assert len(store.search(vec, k=500, filter={"kind": "fresh"})) == 301
+    assert len(store.search(vec, k=1000, filter={"kind": "fresh"})) == 501
 
 
 def test_integers_beyond_2_to_53_stay_apart_in_filters_and_edges() -> None:
