@@ -3,8 +3,9 @@ scalar metadata value, lists exploded (plus one token for the whole list), neste
 flattened to dotted names (plus one token for the whole dict).
 
 So a document matches `(field, v)` when its field equals v or is a list containing v, which are
-MemoryStore's semantics (`hoprag.edges.value_key`): numbers compare numerically (1 and
-1.0 share a token), a bool is not a number, lists and dicts compare structurally.
+MemoryStore's semantics (`hoprag.edges.value_key`): numbers compare by exact value at any
+depth (1 and 1.0 share a token, as do [1.0, 2] and [1, 2]; 2**60 and 2**60 + 1 do not), a bool
+is not a number, lists and dicts compare structurally.
 
 The same function encodes a stored document's metadata and a queried (field, value), so a
 metadata edge or an equality filter is one `tokens CONTAINS ?` clause. Metadata keys never
