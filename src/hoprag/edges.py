@@ -9,6 +9,7 @@ from typing import Any
 
 from hoprag.documents import Document
 from hoprag.errors import invalid
+from hoprag.validation import json_value
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -53,13 +54,14 @@ def _freeze(value: Any) -> Any:
 
 
 def value_key(value: Any) -> Any:
-    """A hashable key under which equal metadata values meet: numbers compare numerically
-    (1 == 1.0) but a bool is not a number (True != 1); lists and dicts compare structurally.
-    Edges and every store use this one notion of equality."""
+    """A hashable key under which equal metadata values meet: numbers compare by their exact
+    value (1 == 1.0, but 2**60 != 2**60 + 1: Python compares an int and a float exactly, and
+    hashes equal numbers alike), a bool is not a number (True != 1), lists and dicts compare
+    structurally. Edges and every store use this one notion of equality."""
     if isinstance(value, bool):
         return ("b", value)
     if isinstance(value, int | float):
-        return ("n", float(value))
+        return ("n", value)
     if isinstance(value, str):
         return ("s", value)
     if value is None:
@@ -97,7 +99,9 @@ class MetadataEdge(Edge):
     def __post_init__(self) -> None:
         if not isinstance(self.incoming_field, str) or not self.incoming_field:
             raise invalid("MetadataEdge field", self.incoming_field, "a non-empty string")
-        value = _freeze(self.value)
+        # The value follows the metadata type model (numpy scalars become Python numbers;
+        # NaN, sets, ints beyond 64 bits are refused), as stored metadata does.
+        value = _freeze(json_value(self.value, what=f"MetadataEdge({self.incoming_field!r}) value"))
         key = (self.incoming_field, value_key(value))
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "_key", key)

@@ -8,19 +8,17 @@ the raw mapping, so both stores accept and refuse exactly the same filters."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hoprag.errors import invalid
-from hoprag.validation import check_field
+from hoprag.errors import InvalidInputError, invalid
+from hoprag.validation import METADATA_TYPES, check_field, json_value
 
 Filter = Mapping[str, Any]
 """Equality filter: every (field, value) must hold; on a list field the list must contain the
 value. Dotted fields reach into nested dicts."""
 
-_SCALARS = (str, bool, int, float)
 _ALLOWED = "a JSON scalar (str, int, float, bool, None) or a list of them"
 
 
@@ -34,28 +32,33 @@ class Condition:
 
 
 def _check_value(field: str, value: Any) -> Any:
-    if value is None or isinstance(value, _SCALARS):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise invalid(f"filter[{field!r}]", value, "a finite number")
-        return value
+    """The value in the metadata type model (`hoprag.validation.json_value`: numpy scalars
+    become Python numbers, ints beyond 64 bits, NaN or lone surrogates are refused); a list
+    becomes a tuple of scalars."""
+    what = f"filter[{field!r}]"
     if isinstance(value, list | tuple):
-        for v in value:
-            if not (v is None or isinstance(v, _SCALARS)) or (
-                isinstance(v, float) and not math.isfinite(v)
-            ):
-                raise invalid(f"an element of filter[{field!r}]", v, "a finite JSON scalar")
-        return tuple(value)
-    hint = ""
+        out = json_value(list(value), what=what)
+        for v in out:
+            if isinstance(v, list | dict):
+                raise invalid(f"an element of {what}", v, "a finite JSON scalar")
+        return tuple(out)
     if isinstance(value, Mapping):
         hint = "use a dotted field name (e.g. 'loc.city') for a nested value"
         if any(isinstance(k, str) and k.startswith("$") for k in value):
             hint = "operator filters ($gt, $in, ...) are not supported yet"
-    raise invalid(f"filter[{field!r}]", value, _ALLOWED, hint=hint)
+        raise invalid(what, value, _ALLOWED, hint=hint)
+    try:
+        return json_value(value, what=what)
+    except InvalidInputError as exc:
+        if exc.allowed == METADATA_TYPES:  # not a JSON value at all
+            raise invalid(what, value, _ALLOWED) from None
+        raise
 
 
 def compile_filter(filter: Any) -> tuple[Condition, ...]:
     """The conditions of `filter` (None or empty: none), checked: field names are plain
-    (dotted) names and values JSON scalars or lists of them."""
+    (dotted) names (`hoprag.validation.check_field`: none starts with '$', so `"$id"` is
+    refused) and values JSON scalars or lists of them, in the metadata type model."""
     if filter is None:
         return ()
     if not isinstance(filter, Mapping):

@@ -5,7 +5,7 @@ error from every store. None of them does I/O."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,12 @@ from hoprag.errors import InvalidInputError, invalid
 
 F32_MAX = float(np.finfo(np.float32).max)
 """Stores keep float32 vectors: a component beyond this would become infinity."""
+
+MIN_NORM = 1e-9
+MAX_NORM = 1e9
+"""A vector's Euclidean norm must lie in MIN_NORM..MAX_NORM: the product of two squared norms
+then stays within float32's normal range (about 1.2e-38..3.4e38), so a cosine computed in
+float32 neither underflows nor overflows."""
 
 
 def check_int(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
@@ -52,13 +58,15 @@ def check_k(k: Any, *, maximum: int | None = None, what: str = "k") -> int:
 
 
 def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArray[np.float64]:
-    """`vec` as a one-dimensional float64 array, of length `dimension` when given, finite, not
-    all zeros (cosine similarity is undefined there) and within float32's range."""
+    """`vec` as a new one-dimensional float64 array (a copy: changing `vec` later changes
+    nothing), of length `dimension` when given, finite, within float32's range and with a
+    Euclidean norm in `MIN_NORM..MAX_NORM` (outside it, cosine similarity in float32, as
+    Cassandra computes it, underflows to 0 or overflows: a zero vector is refused too)."""
     allowed = f"a sequence of {dimension or 'N'} finite floats, not all zero"
     if vec is None or isinstance(vec, str | bytes | Mapping):
         raise invalid(what, vec, allowed)
     try:
-        arr = np.asarray(vec, dtype=np.float64)
+        arr = np.array(vec, dtype=np.float64)
     except (TypeError, ValueError):
         raise invalid(what, vec, allowed) from None
     if arr.ndim != 1 or arr.shape[0] == 0:
@@ -81,64 +89,249 @@ def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArra
             argument=what,
             allowed="a vector with a non-zero component",
         )
-    if np.abs(arr).max() > F32_MAX:
+    top = float(np.abs(arr).max())
+    if top > F32_MAX:
         raise InvalidInputError(
             f"{what} has a value beyond the float32 range", argument=what, allowed="float32"
+        )
+    # Scaled by the largest component, so the norm itself neither underflows nor overflows.
+    norm = top * float(np.linalg.norm(arr / top))
+    if not MIN_NORM <= norm <= MAX_NORM:
+        raise InvalidInputError(
+            f"{what} has norm {norm:.3g}; cosine similarity of such a vector underflows or "
+            f"overflows in float32 (scores would be NaN or 0): scale it to a norm in "
+            f"{MIN_NORM:g}..{MAX_NORM:g} (e.g. normalize it to 1)",
+            argument=what,
+            value=f"<vector of norm {norm:.3g}>",
+            allowed=f"a vector with norm in {MIN_NORM:g}..{MAX_NORM:g}",
         )
     return arr
 
 
 def check_ids(ids: Any, *, what: str = "ids") -> list[str]:
-    """`ids` as a list of non-empty strings, duplicates removed (first occurrence kept)."""
+    """`ids` as a list of non-empty strings (without lone surrogates), duplicates removed
+    (first occurrence kept)."""
     if isinstance(ids, str | bytes | Mapping) or not isinstance(ids, Iterable):
         raise invalid(what, ids, "a sequence of id strings (wrap a single id in a list)")
     out: dict[str, None] = {}
     for i in ids:
         if not isinstance(i, str) or not i:
             raise invalid(f"every id in {what}", i, "a non-empty string")
+        if not i.isascii():
+            check_text(i, f"every id in {what}")
         out[i] = None
     return list(out)
 
 
+def check_text(value: str, what: str) -> str:
+    """`value` (a str) unless it holds a lone surrogate (`"\\ud800"`): such a string has no
+    UTF-8 form, so no store can write it or send it in a query."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise invalid(what, value, "text without lone surrogates (valid Unicode)") from None
+    return value
+
+
+def _check_path_bytes(path: str, what: str) -> None:
+    if len(path) * 4 > MAX_FIELD_BYTES and len(path.encode("utf-8")) > MAX_FIELD_BYTES:
+        raise invalid(what, path, f"a field name of at most {MAX_FIELD_BYTES} bytes (UTF-8)")
+
+
 def check_field(field: Any, *, what: str = "filter field") -> str:
-    """A metadata field name: a non-empty string, dotted parts non-empty, no control
-    characters, no '=' (stores use it as a separator)."""
+    """A metadata field name: a non-empty string of dotted parts (each non-empty, none
+    starting with '$', which is reserved), without '=' or control characters, at most
+    `MAX_FIELD_BYTES` bytes."""
     allowed = "a non-empty field name (dotted for nested fields, no '=' or control characters)"
     if not isinstance(field, str) or not field:
         raise invalid(what, field, allowed)
-    if any(not part for part in field.split(".")):
+    parts = field.split(".")
+    if any(not part for part in parts):
         raise invalid(what, field, allowed)
     if "=" in field or any(ord(c) < 32 for c in field):
         raise invalid(what, field, allowed)
+    if any(part.startswith("$") for part in parts):
+        hint = "names starting with '$' are reserved"
+        if field == "$id":
+            hint = (
+                "the document id is not a metadata field: read documents by id with "
+                "get(ids) (or a traversal's initial_root_ids), or add the id to the metadata "
+                "under a plain name"
+            )
+        raise invalid(what, field, "a field name whose parts do not start with '$'", hint=hint)
+    check_text(field, what)
+    _check_path_bytes(field, what)
     return field
 
 
+# --- the metadata type model ----------------------------------------------------------------
+
+MIN_INT = -(2**63)
+MAX_INT = 2**63 - 1
+"""Metadata ints must lie in the signed 64-bit range (JSON numbers beyond it are not kept
+exactly by most JSON readers, and range filters compare on this range)."""
+
+MAX_DEPTH = 32
+"""Metadata nests at most this many dicts/lists deep (the metadata mapping itself is level 0)."""
+
+MAX_FIELD_BYTES = 256
+"""A metadata field's dotted name (or a filter/edge field) is at most this long in UTF-8: a
+store's index refuses longer terms."""
+
+METADATA_TYPES = (
+    "JSON: a dict with str keys, list, str, int in -2**63..2**63-1, finite float, bool or None"
+)
+
+_PLAIN = frozenset({str, bool, int, float, type(None)})
+
+
+Where = Callable[[str], str]
+"""Names the value at a field path in an error message (path "" is the whole value)."""
+
+
+def _metadata_of(doc: str) -> Where:
+    return lambda path: f"metadata field {path!r} of {doc}" if path else f"metadata of {doc}"
+
+
+def _named(what: str) -> Where:
+    return lambda path: f"{what} (at {path!r})" if path else what
+
+
+def _show_int(value: int) -> str:
+    bits = abs(value).bit_length()
+    if bits < 10_000:
+        return repr(value) if bits < 200 else f"an int of {len(str(abs(value)))} digits"
+    return f"an int of about {int(bits * 0.30103) + 1} digits"
+
+
+def _bad_int(where: str, value: int) -> InvalidInputError:
+    allowed = "an int in -2**63..2**63-1 (a 64-bit int)"
+    return InvalidInputError(
+        f"{where} must be {allowed}, got {_show_int(value)}; store larger numbers as a str "
+        "or a float",
+        argument=where,
+        value=value,
+        allowed=allowed,
+    )
+
+
+_NOT_SCALAR: Any = object()
+
+
+def _scalar(value: Any, where: Where, path: str) -> Any:
+    """A metadata scalar as the plain Python value every store keeps (numpy and other int,
+    float, bool and str subclasses converted), `_NOT_SCALAR` for anything else, or raise."""
+    t = type(value)
+    if t is str:
+        if value.isascii():
+            return value
+        return check_text(value, where(path))
+    if t is bool or value is None:
+        return value
+    if t is int:
+        if MIN_INT <= value <= MAX_INT:
+            return value
+        raise _bad_int(where(path), value)
+    if t is float:
+        if math.isfinite(value):
+            return value
+        raise invalid(where(path), value, "a finite number (JSON has no NaN or infinity)")
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return _scalar(int(value), where, path)
+    if isinstance(value, float | np.floating):
+        return _scalar(float(value), where, path)
+    if isinstance(value, str):
+        return _scalar(str.__getitem__(value, slice(None)), where, path)
+    return _NOT_SCALAR
+
+
+def _reject(value: Any, where: str) -> InvalidInputError:
+    hint = ""
+    if isinstance(value, set | frozenset):
+        hint = "JSON has no sets: use a list"
+    elif isinstance(value, np.ndarray):
+        hint = "convert an array with .tolist()"
+    elif isinstance(value, bytes | bytearray):
+        hint = "decode bytes to str"
+    return invalid(where, value, METADATA_TYPES, hint=hint)
+
+
+_KEY_ALLOWED = (
+    "a non-empty str without '.', '=' or control characters, not starting with '$' "
+    "(a '.' in a field name addresses a nested dict; '$' names are reserved)"
+)
+
+
+def _check_key(key: Any, where: Where, path: str) -> tuple[str, str]:
+    """A dict key of metadata and the dotted path it makes: a plain name (no '.', which
+    addresses nesting, no '=' or control characters, not starting with '$': reserved)."""
+    if type(key) is not str:
+        if not isinstance(key, str):
+            raise invalid(f"a key of {where(path)}", key, _KEY_ALLOWED)
+        key = str.__getitem__(key, slice(None))
+    if (
+        not key
+        or "." in key
+        or "=" in key
+        or key[0] == "$"
+        or (not key.isprintable() and any(ord(c) < 32 for c in key))
+    ):
+        hint = "nest a dict instead, e.g. {'a': {'b': 1}}" if "." in key else ""
+        raise invalid(f"a key of {where(path)}", key, _KEY_ALLOWED, hint=hint)
+    full = f"{path}.{key}" if path else key
+    if not key.isascii():
+        check_text(key, f"a key of {where(path)}")
+    _check_path_bytes(full, f"a key of {where(path)}")
+    return key, full
+
+
+def _value(value: Any, where: Where, path: str, depth: int) -> Any:
+    scalar = _scalar(value, where, path)
+    if scalar is not _NOT_SCALAR:
+        return scalar
+    if not isinstance(value, Mapping | list | tuple):
+        raise _reject(value, where(path))
+    if depth >= MAX_DEPTH:
+        raise invalid(where(path), "<nested deeper>", f"nested at most {MAX_DEPTH} levels deep")
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, item in value.items():
+            key, full = _check_key(k, where, path)
+            out[key] = _value(item, where, full, depth + 1)
+        return out
+    return [_value(item, where, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+
+
+def check_metadata(metadata: Any, *, doc: str = "a document") -> dict[str, Any]:
+    """A copy of `metadata` in the metadata type model (docs/stores.md, "Metadata types"):
+    JSON values only; numpy scalars and str/int/float/bool subclasses become the plain Python
+    value, tuples become lists. Anything else raises `InvalidInputError` naming `doc`, the
+    field path, the bad value and what is allowed. The copy shares no container with
+    `metadata`."""
+    if not isinstance(metadata, Mapping):
+        raise invalid(f"metadata of {doc}", metadata, "a mapping (dict) of field name to value")
+    out: dict[str, Any] = _value(metadata, _metadata_of(doc), "", 0)
+    return out
+
+
+def json_value(value: Any, *, what: str) -> Any:
+    """`value` checked against the metadata type model and normalized as `check_metadata`
+    does (a dict's keys follow the same rules); `what` names it in errors."""
+    return _value(value, _named(what), "", 1)
+
+
 def check_json(value: Any, *, where: str) -> None:
-    """Raise unless `value` is plain JSON: str keys, finite numbers, str/bool/None, lists."""
-    stack: list[tuple[str, Any]] = [(where, value)]
-    while stack:
-        path, v = stack.pop()
-        if v is None or isinstance(v, str | bool | int):
-            continue
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                raise invalid(path, v, "a finite number (JSON has no NaN or infinity)")
-            continue
-        if isinstance(v, Mapping):
-            for k, item in v.items():
-                if not isinstance(k, str):
-                    raise invalid(f"a key of {path}", k, "a string")
-                stack.append((f"{path}.{k}", item))
-            continue
-        if isinstance(v, list | tuple):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(v))
-            continue
-        raise invalid(path, v, "JSON (dicts with str keys, lists, str, int, float, bool, None)")
+    """Raise unless `value` is in the metadata type model (see `check_metadata`)."""
+    json_value(value, what=where)
 
 
 def check_documents(documents: Any) -> list[Document]:
-    """The documents as a list, each with a non-empty string id, string content and JSON
-    metadata. Later duplicates of an id replace earlier ones (upsert semantics)."""
+    """The documents as a list of fresh Documents, each with a non-empty string id, string
+    content (neither with lone surrogates) and metadata in the type model (`check_metadata`,
+    copied and normalized). Later duplicates of an id replace earlier ones (upsert)."""
     if isinstance(documents, Document):
         raise invalid("documents", documents, "an iterable of Documents (wrap one in a list)")
     if isinstance(documents, str | bytes | Mapping) or not isinstance(documents, Iterable):
@@ -149,11 +342,22 @@ def check_documents(documents: Any) -> list[Document]:
             raise invalid(f"documents[{n}]", doc, "a hoprag Document")
         if not isinstance(doc.id, str) or not doc.id:
             raise invalid(f"documents[{n}].id", doc.id, "a non-empty string")
+        check_text(doc.id, f"documents[{n}].id")
         if not isinstance(doc.content, str):
             raise invalid(f"content of document {doc.id!r}", doc.content, "a string")
-        if not isinstance(doc.metadata, Mapping):
-            raise invalid(f"metadata of document {doc.id!r}", doc.metadata, "a mapping")
-        check_json(doc.metadata, where=f"metadata of document {doc.id!r}")
+        check_text(doc.content, f"content of document {doc.id!r}")
+        metadata = check_metadata(doc.metadata, doc=f"document {doc.id!r}")
         by_id.pop(doc.id, None)
-        by_id[doc.id] = doc
+        by_id[doc.id] = _document(doc.id, doc.content, metadata, doc.embedding)
     return list(by_id.values())
+
+
+def _document(id: str, content: str, metadata: dict[str, Any], embedding: Any) -> Document:
+    """A Document from checked parts, without `Document.__post_init__`'s checks again (the
+    embedding is checked by the store with `check_vector`)."""
+    doc: Document = object.__new__(Document)
+    doc.id = id
+    doc.content = content
+    doc.metadata = metadata
+    doc.embedding = embedding
+    return doc

@@ -210,3 +210,13 @@ def test_a_pickled_edge_meets_its_equal_in_another_process() -> None:
             check=False,
         )
         assert done.returncode == 0, done.stderr.decode()
+
+
+def test_edges_of_ints_beyond_2_to_53_stay_distinct() -> None:
+    fn = MetadataEdgeFunction([("ref", "pid")])
+    a = fn(Document("a", "", {"ref": [2**60, 2**60 + 1], "pid": 2**60}))
+    assert a.outgoing == {MetadataEdge("pid", 2**60), MetadataEdge("pid", 2**60 + 1)}
+    assert len(a.outgoing) == 2
+    assert MetadataEdge("pid", 2**60) in a.incoming
+    assert MetadataEdge("pid", 2**60 + 1) not in a.incoming
+    assert MetadataEdge("pid", float(2**60)) in a.incoming  # the same number

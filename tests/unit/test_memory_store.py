@@ -1,15 +1,23 @@
-"""MemoryStore specifics beyond the compliance suite: embedding models and input validation."""
+"""MemoryStore specifics beyond the compliance suite: embedding models, input validation, and
+integrity (copies in and out, reads and writes on several threads)."""
 
 from __future__ import annotations
 
+import functools
 import math
+import pickle
+import queue
+import sys
+import threading
 
+import anyio
 import pytest
 
-from hoprag import Document
+from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
-from hoprag.stores import MemoryStore, Store
+from hoprag.stores import Hit, MemoryStore, Store
+from hoprag.stores.memory import MemoryHit
 
 
 class LangChainLike:
@@ -74,3 +82,114 @@ def test_many_documents_grow_the_matrix_and_upsert_keeps_one_row() -> None:
     assert len(store) == 100
     assert [h.document.id for h in store.get(["d5", "d99"])] == ["d5", "d99"]
     assert store.search(HashEmbedding(8)("changed"), k=1, filter={"i": -1})[0].document.id == "d5"
+
+
+# -- integrity (issue #17) --------------------------------------------------------------------
+
+
+def test_a_document_acknowledged_on_one_thread_is_found_by_filters_on_another() -> None:
+    """Every document whose `add` returned is seen by the next filtered read on any thread,
+    while other threads keep (re)building the filter index concurrently."""
+    store = MemoryStore()
+    vec = [1.0, 0.0, 0.0, 0.0]
+    # Many documents make each index rebuild long enough for adds to land in the middle of one.
+    store.add([Document(f"s{i}", "s", {"kind": "old", "n": -1 - i}, vec) for i in range(1000)])
+    store.add([Document("seed", "s", {"kind": "fresh", "n": -1}, vec)])
+    acked: queue.Queue[str | None] = queue.Queue()
+    checked: queue.Queue[str] = queue.Queue()
+    stop = threading.Event()
+    missed: list[str] = []
+    errors: list[BaseException] = []
+
+    def churn() -> None:  # filtered reads that rebuild the index after every add
+        try:
+            while not stop.is_set():
+                store.search(vec, k=3, filter={"kind": "fresh"})
+                store.get(["seed"], filter={"n": -1})
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def check() -> None:  # the other thread: each acknowledged id must be found at once
+        while (doc_id := acked.get()) is not None:
+            if not store.get([doc_id], filter={"kind": "fresh"}):
+                missed.append(doc_id)
+            if not store.get([doc_id], filter={"n": int(doc_id[1:])}):
+                missed.append(doc_id)
+            checked.put(doc_id)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    threads = [threading.Thread(target=churn) for _ in range(3)]
+    checker = threading.Thread(target=check)
+    try:
+        for t in [*threads, checker]:
+            t.start()
+        for i in range(500):
+            store.add([Document(f"d{i}", "x", {"kind": "fresh", "n": i}, vec)])
+            acked.put(f"d{i}")
+            assert checked.get() == f"d{i}"  # checked before the next add
+    finally:
+        acked.put(None)
+        checker.join()
+        stop.set()
+        for t in threads:
+            t.join()
+        sys.setswitchinterval(old)
+    assert not errors
+    assert missed == []
+    assert len(store.search(vec, k=1000, filter={"kind": "fresh"})) == 501
+
+
+def test_integers_beyond_2_to_53_stay_apart_in_filters_and_edges() -> None:
+    store = MemoryStore()
+    vec = [1.0, 0.0]
+    store.add(
+        [Document("a", "", {"pid": 2**60}, vec), Document("b", "", {"pid": [2**60 + 1]}, vec)]
+    )
+    assert [h.id for h in store.search(vec, k=5, filter={"pid": 2**60})] == ["a"]
+    assert [h.id for h in store.search(vec, k=5, filter={"pid": 2**60 + 1})] == ["b"]
+    query = store.prepare(vec)
+    edge = MetadataEdge("pid", 2**60 + 1)
+    (edge_hits,) = anyio.run(functools.partial(query.aadjacent_many, [edge], k=5))
+    assert [h.id for h in edge_hits] == ["b"]
+
+
+def test_returned_hits_copy_the_stored_document_lazily() -> None:
+    store = MemoryStore()
+    store.add([Document("a", "x", {"tags": ["t"], "loc": {"city": "Oslo"}}, [3.0, 4.0])])
+    hit, again = store.get(["a"]) + store.get(["a"])
+    assert isinstance(hit, MemoryHit)
+    first = hit.document
+    assert hit.document is first  # one copy per hit, made on first access
+    assert first is not again.document and first.metadata is not again.document.metadata
+    assert first.metadata["tags"] is not again.document.metadata["tags"]
+    assert first.embedding == [3.0, 4.0] and first.embedding is not again.document.embedding
+    first.metadata["tags"].append("u")
+    first.metadata["loc"]["city"] = "Rome"
+    assert store.get(["a"], filter={"tags": "u"}) == []
+    assert store.get(["a"], filter={"loc.city": "Oslo"}) != []
+    bare = store.get(["a"], include_embeddings=False)[0]
+    assert bare.document.embedding is None and bare == Hit(bare.document, None)
+    assert pickle.loads(pickle.dumps(hit)) == hit
+
+
+def test_the_first_adds_of_two_threads_agree_on_one_dimension() -> None:
+    store = MemoryStore()
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def add(dim: int) -> None:
+        barrier.wait()
+        try:
+            store.add([Document(f"d{dim}", "x", {}, [1.0] * dim)])
+            outcomes.append("ok")
+        except InvalidInputError as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=add, args=(d,)) for d in (2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes)[-1] == "ok" and "dimension" in sorted(outcomes)[0]
+    assert len(store) == 1 and store.dim in (2, 3)

@@ -2,10 +2,20 @@
 
 Embeddings live in one matrix of unit rows, so a search is one matrix-vector product. Metadata
 matching uses an inverted index field -> value -> rows, built lazily per field, so an edge or a
-filter costs the size of its posting list rather than a scan."""
+filter costs the size of its posting list rather than a scan.
+
+Integrity: `add` stores its own copy of every document (metadata copied and normalized by
+`validation.check_documents`, the embedding as a new list) and never changes it afterwards; a
+hit hands out a fresh copy of its document when `document` is first read (`MemoryHit`: hits a
+traversal drops unread cost no copy), so changing a returned document's metadata or embedding
+changes neither the store nor its index. One lock orders writes and reads: a read sees every
+document of each `add` that returned before it started, and an index built by a read is built
+from, and published for, the documents it saw."""
 
 from __future__ import annotations
 
+import marshal
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -16,7 +26,7 @@ from numpy.typing import NDArray
 from hoprag.documents import Document
 from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
 from hoprag.embeddings.base import aembed_documents, embed_documents
-from hoprag.errors import invalid
+from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Condition, Filter, compile_filter
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.validation import check_documents, check_ids, check_int, check_k, check_vector
@@ -33,6 +43,73 @@ def _keys_of(value: Any) -> set[Any]:
     return keys
 
 
+class _Stored:
+    """A stored document: never changed once made (an upsert stores a new one). `blob` is its
+    metadata marshalled, from which each hit makes its own copy."""
+
+    __slots__ = ("blob", "content", "id", "metadata", "vec")
+
+    def __init__(self, doc: Document, vec: list[float]) -> None:
+        self.id = doc.id
+        self.content = doc.content
+        self.metadata = doc.metadata  # check_documents' own copy: nobody else holds it
+        self.blob = marshal.dumps(doc.metadata)
+        self.vec = vec
+
+
+_new_doc = object.__new__
+
+
+class MemoryHit(Hit):
+    """A Hit whose Document is made when first read: a fresh copy of the stored document
+    (metadata and embedding included), so changing it changes nothing in the store."""
+
+    __slots__ = ("_doc", "_inc", "_rec")
+    _doc: Document | None
+    _inc: bool
+    _rec: _Stored
+
+    def __init__(self, rec: _Stored, score: float | None, include_embeddings: bool) -> None:
+        _set = object.__setattr__
+        _set(self, "_rec", rec)
+        _set(self, "_inc", include_embeddings)
+        _set(self, "_doc", None)
+        _set(self, "score", score)
+
+    @property
+    def document(self) -> Document:
+        """A copy of the stored document, made on first access."""
+        doc = self._doc
+        if doc is None:
+            rec = self._rec
+            doc = _new_doc(Document)
+            doc.id = rec.id
+            doc.content = rec.content
+            doc.metadata = marshal.loads(rec.blob)
+            doc.embedding = list(rec.vec) if self._inc else None
+            object.__setattr__(self, "_doc", doc)
+        return doc
+
+    @property
+    def id(self) -> str:
+        """The document's id, without copying the document."""
+        return self._rec.id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Hit, (self.document, self.score))  # pickles as the plain Hit it stands for
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any Hit with an equal document and score."""
+        if isinstance(other, Hit):
+            return (self.document, self.score) == (other.document, other.score)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like Hit: its Document is mutable
+
+    def __repr__(self) -> str:
+        return f"MemoryHit(document={self.document!r}, score={self.score!r})"
+
+
 class MemoryStore(Store):
     """An in-memory vector store with metadata edges and filters (see `hoprag.stores.Store`).
 
@@ -42,13 +119,13 @@ class MemoryStore(Store):
 
     def __init__(self, embedding: Any = None) -> None:
         self.embedding = embedding
-        self._docs: list[Document] = []
-        self._bare: list[Document | None] = []
+        self._docs: list[_Stored] = []
         self._rows: dict[str, int] = {}
         self._mat: NDArray[np.float32] = np.empty((0, 0), dtype=np.float32)
         self._n = 0
         self._dim: int | None = None
         self._index: dict[str, dict[Any, _Rows]] = {}
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return self._n
@@ -104,31 +181,41 @@ class MemoryStore(Store):
             arr = check_vector(vec, dimension=dim, what=f"embedding of document {d.id!r}")
             dim = len(arr)
             rows.append(arr.tolist())
-        # Everything is valid: write.
+        # Everything is valid: write, under the lock, so no read sees half of it.
         arr = np.asarray(rows, dtype=np.float64)
         arr /= np.linalg.norm(arr, axis=1, keepdims=True)
+        stored = [_Stored(d, vec) for d, vec in zip(docs, rows, strict=True)]
         assert dim is not None  # docs is not empty
+        with self._lock:
+            if self._dim is not None and dim != self._dim:  # a concurrent first add won
+                raise InvalidInputError(
+                    f"embedding of document {docs[0].id!r} has dimension {dim}, but the store "
+                    f"holds vectors of dimension {self._dim}",
+                    argument=f"embedding of document {docs[0].id!r}",
+                    allowed=f"{self._dim} floats",
+                )
+            self._write(stored, arr, dim)
+
+    def _write(self, stored: list[_Stored], units: NDArray[np.float64], dim: int) -> None:
         if self._dim is None:
             self._dim = dim
-            self._mat = np.empty((max(16, len(docs)), dim), dtype=np.float32)
-        for d, vec, unit in zip(docs, rows, arr, strict=True):
-            stored = Document(d.id, d.content, dict(d.metadata), vec)
-            row = self._rows.get(d.id)
+            self._mat = np.empty((max(16, len(stored)), dim), dtype=np.float32)
+        for rec, unit in zip(stored, units, strict=True):
+            row = self._rows.get(rec.id)
             if row is None:
                 row = self._n
                 if row >= self._mat.shape[0]:
                     grown = np.empty((max(16, 2 * self._mat.shape[0]), dim), dtype=np.float32)
                     grown[:row] = self._mat[:row]
                     self._mat = grown
-                self._rows[d.id] = row
-                self._docs.append(stored)
-                self._bare.append(None)
+                self._mat[row] = unit
+                self._rows[rec.id] = row
+                self._docs.append(rec)
                 self._n += 1
             else:
-                self._docs[row] = stored
-                self._bare[row] = None
-            self._mat[row] = unit
-        self._index.clear()
+                self._mat[row] = unit
+                self._docs[row] = rec
+        self._index = {}
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -169,11 +256,12 @@ class MemoryStore(Store):
         return MemoryQuery(self, vec, unit, conditions, bool(include_embeddings), limit)
 
     def _field_index(self, field: str) -> dict[Any, _Rows]:
+        """The field's index, built on first use after a write (the caller holds the lock)."""
         index = self._index.get(field)
         if index is None:
             lists: dict[Any, list[int]] = {}
-            for row, doc in enumerate(self._docs):
-                value = nested_get(doc.metadata, field)
+            for row, rec in enumerate(self._docs):
+                value = nested_get(rec.metadata, field)
                 if value is MISSING:
                     continue
                 for key in _keys_of(value):
@@ -196,13 +284,7 @@ class MemoryStore(Store):
         return rows
 
     def _hit(self, row: int, score: float | None, include_embeddings: bool) -> Hit:
-        if include_embeddings:
-            return Hit(self._docs[row], score)
-        bare = self._bare[row]
-        if bare is None:
-            d = self._docs[row]
-            bare = self._bare[row] = Document(d.id, d.content, d.metadata)
-        return Hit(bare, score)
+        return MemoryHit(self._docs[row], score, include_embeddings)
 
     def _top(self, rows: _Rows | None, q: NDArray[np.float32], k: int, inc: bool) -> list[Hit]:
         if k == 0 or self._n == 0:
@@ -286,20 +368,25 @@ class MemoryQuery(PreparedQuery):
         k = check_k(k)
         store = self.store
         q = self._need_unit("a vector search")
-        return store._top(store._filter_rows(self.conditions), q, k, self.include_embeddings)
+        with store._lock:
+            rows = store._filter_rows(self.conditions)
+            return store._top(rows, q, k, self.include_embeddings)
 
     def get(self, ids: Sequence[str]) -> list[Hit]:
         """Sync `aget`."""
         store = self.store
-        rows = [r for i in check_ids(ids) if (r := store._rows.get(i)) is not None]
-        if self.conditions and rows:
-            allowed = store._filter_rows(self.conditions)
-            keep = set(() if allowed is None else allowed.tolist())
-            rows = [r for r in rows if r in keep]
-        return store._scored(rows, self._unit, self.include_embeddings)
+        wanted = check_ids(ids)
+        with store._lock:
+            rows = [r for i in wanted if (r := store._rows.get(i)) is not None]
+            if self.conditions and rows:
+                allowed = store._filter_rows(self.conditions)
+                keep = set(() if allowed is None else allowed.tolist())
+                rows = [r for r in rows if r in keep]
+            return store._scored(rows, self._unit, self.include_embeddings)
 
     def adjacent(self, edge: MetadataEdge, k: int, allowed: _Rows | None) -> list[Hit]:
-        """The `k` best documents the edge leads to among `allowed` rows (None: all)."""
+        """The `k` best documents the edge leads to among `allowed` rows (None: all); the
+        caller holds the store's lock."""
         store = self.store
         rows = store._match_rows(edge.incoming_field, edge.value)
         if allowed is not None and rows.size:
@@ -328,5 +415,6 @@ class MemoryQuery(PreparedQuery):
                 raise invalid("edge", e, "a MetadataEdge (id edges are read with aget)")
         if not edges or k == 0 or self.store._n == 0:
             return [[] for _ in edges]
-        allowed = self.store._filter_rows(self.conditions)
-        return [self.adjacent(e, k, allowed) for e in edges]
+        with self.store._lock:
+            allowed = self.store._filter_rows(self.conditions)
+            return [self.adjacent(e, k, allowed) for e in edges]
