@@ -235,14 +235,14 @@ def _one_error_line(r: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--edges", "$foo:bar"], "only '$id' may start with '$'"),
+        (["--edges", "$foo:bar"], "names starting with '$' are reserved"),
         (["--edges", "a..b:c"], "got 'a..b'"),
         (["--edges", "a=b:a=b"], "no '='"),
         (["--edges", "a:b:c"], "--edges item 'a:b:c' is not FROM:TO"),
         (["--edges", "a:b", "--start-k", "5000"], "--start-k must be at most 1000"),
         (["--edges", "a:b", "--adjacent-k", "5000"], "--adjacent-k must be at most 1000"),
-        (["--edges", "a:b", "--filter", "a=NaN"], "must be a finite number, got nan"),
-        (["--edges", "a:b", "--filter", "a=1e400"], "must be a finite number, got inf"),
+        (["--edges", "a:b", "--filter", "a=NaN"], "must be a finite number (JSON has no NaN"),
+        (["--edges", "a:b", "--filter", "a=1e400"], "must be a finite number (JSON has no NaN"),
         (["--edges", "a:b", "--filter", 'a={"x":1}'], "use a dotted field name"),
         (["--edges", "a:b", "--filter", "a=[1,[2]]"], "an element of filter['a']"),
         (["--edges", "a:b", "--filter", "a=1", "--filter", "a=2"], "names the field 'a' twice"),
@@ -392,7 +392,9 @@ def test_table_rows_of_hostile_ids_and_edge_values_are_one_line_each() -> None:
     from hoprag.edges import MetadataEdge
 
     start = _node(HOSTILE, {})
-    edge = MetadataEdge("k", HOSTILE)
+    # Stores and edges refuse lone surrogates (they have no UTF-8 form); every other
+    # hostile character can reach a stored value.
+    edge = MetadataEdge("k", HOSTILE.replace("\ud800", ""))
     hop = Node(id="b\rb", content="", depth=1, similarity_score=0.5, embedding=None,
                metadata={}, incoming_edges=frozenset(), outgoing_edges=frozenset(),
                path=Path_(nodes=(HOSTILE, "b\rb"), edges=(edge,)))  # fmt: skip

@@ -30,6 +30,7 @@ validates the whole file before it yields anything, so a bad file yields no docu
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import json
 import math
@@ -236,12 +237,19 @@ def _records(path: Path) -> Iterator[tuple[int, Any, list[RecordError]]]:
             yield line_no, obj, problems
 
 
+_METADATA_FIELD = re.compile(
+    r"metadata field (?P<path>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") of document "
+)
+"""How the shared metadata check names a field (`validation.check_metadata`)."""
+
+
 def _field_of(exc: InvalidInputError, doc: Document) -> str | None:
     """The record field named by a shared check's error about `doc`, when it names one."""
     argument = exc.argument or ""
-    prefix = f"metadata of document {doc.id!r}."
-    if argument.startswith(prefix):
-        return argument[len(prefix) :] or None
+    named = _METADATA_FIELD.match(argument)
+    if named:  # "metadata field 'a.b[1]' of document 'x'"
+        field: str = ast.literal_eval(named.group("path"))
+        return field
     if argument.endswith(".id"):
         return "id"
     if argument.startswith("content of"):
