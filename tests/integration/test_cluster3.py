@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,31 +24,10 @@ from cli_load import interrupt_after, load_command
 from hoprag import Eager, astream, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
+from launcher_run import alive, run_launcher
 from shared_data import graph_documents, write_articles_jsonl
 
-REPO = Path(__file__).resolve().parents[2]
-LAUNCHER = REPO / "scripts" / "cassandra"
 POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
-
-
-def _launcher(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(LAUNCHER), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-        check=False,
-    )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.split(") ", 1)[1][0] != "Z"
 
 
 @dataclass
@@ -64,7 +42,7 @@ class Cluster:
 
     def alive(self) -> int:
         """How many of the three node JVMs are running."""
-        return sum(_alive(p) for p in self.pids())
+        return sum(alive(p) for p in self.pids())
 
     def restart(self) -> None:
         """`down`, then `up` again (same data), and a fresh driver session."""
@@ -73,8 +51,8 @@ class Cluster:
         if self.session is not None:
             self.session.cluster.shutdown()
             self.session = None
-        _launcher(self.env, "down")
-        self.up = _launcher(self.env, "up", "--nodes", "3", "--heap", "768M")
+        run_launcher(self.env, "down")
+        self.up = run_launcher(self.env, "up", "--nodes", "3", "--heap", "768M")
         assert self.up.returncode == 0, self.up.stderr[-3000:]
         self.session = connect(POINTS)
         _wait_driver_sees(self.session, ["127.0.0.4", "127.0.0.5", "127.0.0.6"])
@@ -101,14 +79,14 @@ def _stop_node(pid: int) -> None:
     shutdown that tells the other nodes), SIGKILL if it is still there after 60 s."""
     os.killpg(pid, signal.SIGTERM)
     deadline = time.monotonic() + 60
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if _alive(pid):
+    if alive(pid):
         os.killpg(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(pid)
+    assert not alive(pid)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +100,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "HOPRAG_CASSANDRA_FIRST_IP": "4",
         "HOPRAG_NO_DOCKER": "1",
     }
-    up = _launcher(env, "up", "--nodes", "3", "--heap", "768M")
+    up = run_launcher(env, "up", "--nodes", "3", "--heap", "768M")
     c = Cluster(env, state, up, None)
     try:
         assert up.returncode == 0, up.stderr[-3000:]
@@ -131,7 +109,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     finally:
         if c.session is not None:
             c.session.cluster.shutdown()
-        _launcher(env, "down")
+        run_launcher(env, "down")
 
 
 def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -> None:
@@ -141,7 +119,7 @@ def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -
     cluster.ensure(3)
     assert cluster.up.stdout.strip().splitlines()[-1] == POINTS
     pids = cluster.pids()
-    assert len(pids) == 3 and all(_alive(p) for p in pids)
+    assert len(pids) == 3 and all(alive(p) for p in pids)
     s = cluster.session
     # The node the driver asks lists the other two as peers. `up` returns once every node has
     # logged every other as UP; the peers table can lag that by a moment (seen once in a full
@@ -252,7 +230,7 @@ async def test_a_traversal_survives_a_node_killed_mid_stream(cluster: Cluster) -
             got.append(node)
             if len(got) == 1:
                 os.kill(victim, signal.SIGKILL)
-    assert not _alive(victim)
+    assert not alive(victim)
     # Every row lives on all three replicas, so the same documents come back.
     assert sorted(n.id for n in got) == sorted(n.id for n in before)
     assert len(stream.stats.hops) >= 2
@@ -295,8 +273,8 @@ def test_an_interrupted_load_resumes_on_the_cluster(cluster: Cluster, tmp_path: 
 
 def test_down_stops_every_node(cluster: Cluster) -> None:
     pids = cluster.pids()
-    down = _launcher(cluster.env, "down")
+    down = run_launcher(cluster.env, "down")
     assert down.returncode == 0, down.stderr
-    assert not any(_alive(p) for p in pids), "a node JVM survived `scripts/cassandra down`"
-    status = _launcher(cluster.env, "status")
+    assert not any(alive(p) for p in pids), "a node JVM survived `scripts/cassandra down`"
+    status = run_launcher(cluster.env, "status")
     assert status.returncode == 3 and "not running" in status.stdout

@@ -25,36 +25,15 @@ from hoprag.errors import AuthenticationError, StoreUnavailableError
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.session import connect
 from hoprag.stores.cassandra.store import CassandraStore
+from launcher_run import alive, run_launcher
 from shared_data import graph_documents, write_articles_jsonl
 
-REPO = Path(__file__).resolve().parents[2]
-LAUNCHER = REPO / "scripts" / "cassandra"
 ADDR = "127.0.0.9"
 POINT = f"{ADDR}:9042"
 USER = "hoprag_tester"
 PASSWORD = "Pw-7f3c9a1e-never-shown"
 """The password of a login role the module creates: distinctive, so that a leak is found."""
 WRONG = "Wrong-5d2b8e40-never-shown"
-
-
-def _launcher(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(LAUNCHER), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-        check=False,
-    )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.split(") ", 1)[1][0] != "Z"
 
 
 @dataclass
@@ -105,7 +84,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
         "HOPRAG_CASSANDRA_FIRST_IP": "9",
         "HOPRAG_NO_DOCKER": "1",
     }
-    up = _launcher(env, "up", "--secure", "--heap", "768M")
+    up = run_launcher(env, "up", "--secure", "--heap", "768M")
     try:
         assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-3000:]
         info = json.loads((state / "secure.json").read_text())
@@ -113,7 +92,7 @@ def secured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Secured]:
         _create_role(node)
         yield node
     finally:
-        _launcher(env, "down")
+        run_launcher(env, "down")
         _kill_leftover(state)
 
 
@@ -138,10 +117,10 @@ def _kill_leftover(state: Path) -> None:
     """Whatever `down` left running of this module's node is killed (it should be nothing)."""
     for pid_file in state.glob("node*/pid"):
         pid = int(pid_file.read_text())
-        if _alive(pid):
+        if alive(pid):
             os.killpg(pid, signal.SIGKILL)
             deadline = time.monotonic() + 10
-            while _alive(pid) and time.monotonic() < deadline:
+            while alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
 
 
@@ -154,7 +133,7 @@ def test_up_secure_reports_where_to_connect_and_the_node_runs_secured(secured: S
     env_file = (secured.state / "secure.env").read_text()
     assert f"HOPRAG_CASSANDRA={POINT}\n" in env_file
     assert f"HOPRAG_CASSANDRA_TLS_CA_FILE={info['tls_ca_file']}\n" in env_file
-    status = _launcher(secured.env, "status")
+    status = run_launcher(secured.env, "status")
     assert status.returncode == 0 and "secured" in status.stdout and POINT in status.stdout
     # What the running node says of itself (its settings virtual table), as our role.
     session = connect(POINT, connection=secured.tls())
