@@ -13,8 +13,12 @@ from hoprag.errors import InvalidInputError
 
 names = st.from_regex(r"[a-z][a-z0-9_]{0,6}(\.[a-z][a-z0-9_]{0,6}){0,2}", fullmatch=True)
 sides = st.one_of(names, st.just("$id"), st.just(Id()))
+# Metadata values of the stores' type model (hoprag.validation): no NaN or infinity.
 scalars = st.one_of(
-    st.text(max_size=5), st.integers(-5, 5), st.booleans(), st.floats(allow_nan=False, width=32)
+    st.text(max_size=5),
+    st.integers(-5, 5),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
 )
 
 
