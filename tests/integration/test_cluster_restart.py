@@ -1,8 +1,9 @@
 """Restarts of the 3-node RF 3 cluster of `scripts/cassandra up --nodes 3` lose nothing: a node
 killed with SIGKILL comes back with `scripts/cassandra restart --node 3`, rejoins, and answers
-at ALL for the documents written at QUORUM while it was down; and `down` then `up` keeps a
-table created just before, with every document acknowledged at QUORUM or ALL, readable with
-identical content and by vector. Runs on 127.0.0.4-6 with its own state directory, beside the
+at ALL for the documents written at QUORUM while it was down; the seed node killed comes back
+with `up --nodes 3`, which starts only it; and `down` then `up` keeps a table created just
+before, with every document acknowledged at QUORUM or ALL, readable with identical content and
+by vector. Runs on 127.0.0.4-6 with its own state directory, beside the
 suite's own node; the module stops every JVM it started, also when a test fails."""
 
 from __future__ import annotations
@@ -192,6 +193,40 @@ async def test_a_killed_node_restarted_rejoins_and_answers_for_writes_it_missed(
     assert [line for line in status.stdout.splitlines() if "answers" in line] and all(
         f"node {i}: pid" in status.stdout for i in (1, 2, 3)
     )
+
+
+async def test_up_brings_back_a_killed_seed_node_with_its_data(cluster: Cluster) -> None:
+    """Node 1 (the seed) killed, 30 more documents written at QUORUM, then `up --nodes 3`
+    starts only node 1 again (nodes 2 and 3 keep their JVMs): all three are UN and every
+    document reads back at ALL."""
+    s = cluster.session
+    store = CassandraStore(
+        HashEmbedding(DIM),
+        keyspace="rejoin",
+        table="seed",
+        session=s,
+        replication_factor=3,
+        write_consistency="QUORUM",
+    )
+    docs = graph_documents(60, DIM, seed=9)
+    await store.aadd(docs[:30])
+    seed, others = cluster.pid(1), [cluster.pid(i) for i in (2, 3)]
+    os.kill(seed, signal.SIGKILL)
+    assert _wait_gone(seed)
+    assert _wait_driver_sees(s, ADDRS[1:]) == ADDRS[1:]
+    await store.aadd(docs[30:])
+
+    back = cluster.launcher("up", "--nodes", "3")
+    assert back.returncode == 0, back.stdout + back.stderr[-3000:]
+    assert back.stdout.strip().splitlines()[-1] == POINTS
+    assert "node(s) 1 back in the 3-node cluster" in back.stdout
+    assert "node 2 restarting" not in back.stdout and "node 3 restarting" not in back.stdout
+    assert [cluster.pid(i) for i in (2, 3)] == others and alive(cluster.pid(1))
+    assert cluster.pid(1) != seed
+
+    assert _nodetool_status(cluster, 2) == dict.fromkeys(ADDRS, "UN")
+    assert _wait_driver_sees(s, ADDRS) == ADDRS
+    assert _rows_at(s, "rejoin", "seed", "ALL") == _expected(docs)
 
 
 async def test_down_then_up_keeps_a_fresh_table_and_every_acknowledged_document(
