@@ -258,3 +258,10 @@ def test_readiness_after_a_restart_reads_only_the_new_log_lines(
     new = {i: launcher.log_text(i, since[i]) for i in (1, 2, 3)}
     assert launcher.pending_sightings(3, new, fresh={3}) == [(2, 3), (3, 2)]
     assert not launcher.sees_up("Node /127.0.0.6:7000 is now DOWN", 3)
+
+
+def test_superuser_setup_retries_are_paced_in_a_cluster(launcher: ModuleType) -> None:
+    """A 0 ms delay between the role set-up's retries made a restarted node spin while its
+    peers were still down; only a single node (nothing to wait for) gets 0."""
+    assert launcher.superuser_setup_delay_ms(1) == 0
+    assert launcher.superuser_setup_delay_ms(3) >= 1000
