@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -258,9 +259,20 @@ async def test_down_then_up_keeps_a_fresh_table_and_every_acknowledged_document(
     down = cluster.launcher("down")
     assert down.returncode == 0, down.stderr[-3000:]
     assert not any(alive(p) for p in pids)
+    logs = [cluster.state / f"node{i}" / "logs" / "system.log" for i in (1, 2, 3)]
+    sizes = [f.stat().st_size for f in logs]
     up = cluster.launcher("up", "--nodes", "3", "--heap", "768M")
     assert up.returncode == 0, up.stderr[-3000:]
     assert "already running" not in up.stdout
+    # `up` returned only once every node had logged the other two UP in this run (their logs
+    # also hold the sightings of earlier runs, which must not count).
+    for i, (f, size) in enumerate(zip(logs, sizes, strict=True)):
+        with f.open("rb") as fh:
+            fh.seek(size)
+            new = fh.read().decode(errors="replace")
+        for j, addr in enumerate(ADDRS):
+            if j != i:
+                assert re.search(rf"/{re.escape(addr)}:7000 (is now|has restarted, now) UP", new)
     assert not set(pids) & {cluster.pid(i) for i in (1, 2, 3)}
     # Node 1 came up knowing two stopped peers; its superuser set-up retries were once a
     # busy loop (hundreds of thousands of log lines in seconds): they must stay paced.
