@@ -183,3 +183,85 @@ def test_secure_info_names_the_contact_point_credentials_and_tls_files(
         f"HOPRAG_CASSANDRA_TLS_KEY_FILE={tmp_path}/tls/client.key",
     ]
     assert all((tmp_path / n).stat().st_mode & 0o077 == 0 for n in ("secure.json", "secure.env"))
+
+
+@pytest.mark.parametrize(
+    ("n", "secure", "fresh", "running", "size", "was_secure", "plan"),
+    [
+        (3, False, False, [], 0, False, ("start", [1, 2, 3])),
+        (3, False, True, [], 3, False, ("start", [1, 2, 3])),
+        (3, False, False, [1, 2, 3], 3, False, ("already", [])),
+        (3, False, False, [1, 2], 3, False, ("rejoin", [3])),
+        (3, False, False, [2], 3, False, ("rejoin", [1, 3])),
+        (3, False, True, [1, 2], 3, False, ("refuse", [])),
+        (1, False, False, [1, 2], 3, False, ("refuse", [])),
+        (3, False, False, [1], 1, False, ("refuse", [])),
+        (1, True, False, [1], 1, False, ("refuse", [])),
+        (1, True, False, [1], 1, True, ("already", [])),
+    ],
+)
+def test_up_starts_brings_back_the_stopped_nodes_of_the_same_cluster_or_refuses(
+    launcher: ModuleType,
+    n: int,
+    secure: bool,
+    fresh: bool,
+    running: list[int],
+    size: int,
+    was_secure: bool,
+    plan: tuple[str, list[int]],
+) -> None:
+    assert launcher.plan_up(n, secure, fresh, running, size, was_secure) == plan
+
+
+@pytest.mark.parametrize(
+    ("node", "running", "size", "says"),
+    [
+        (3, [1, 2], 3, None),
+        (3, [1, 2, 3], 3, None),
+        (1, [1], 1, None),
+        (2, [], 0, "no local JVM cluster was started here"),
+        (3, [1], 1, "--node must be 1..1, got 3"),
+        (3, [1], 3, "node(s) 2 of the 3-node cluster are stopped too"),
+    ],
+)
+def test_restart_runs_only_when_every_other_node_runs(
+    launcher: ModuleType, node: int, running: list[int], size: int, says: str | None
+) -> None:
+    why = launcher.plan_restart(node, running, size)
+    assert why == says if says is None else says in why
+
+
+def test_readiness_after_a_restart_reads_only_the_new_log_lines(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted node appends to its system.log: the 'is now UP' lines of its first start
+    must not count, and two nodes that kept running need not see each other again."""
+    monkeypatch.setattr(launcher, "STATE", tmp_path)
+    monkeypatch.setattr(launcher, "FIRST_IP", 4)
+    first = {
+        1: "INFO Node /127.0.0.5:7000 is now UP\nINFO Node /127.0.0.6:7000 is now UP\n",
+        2: "INFO Node /127.0.0.4:7000 is now UP\nINFO Node /127.0.0.6:7000 is now UP\n",
+        3: "INFO Node /127.0.0.4:7000 is now UP\nINFO Node /127.0.0.5:7000 is now UP\n",
+    }
+    for i, text in first.items():
+        (tmp_path / f"node{i}" / "logs").mkdir(parents=True)
+        (tmp_path / f"node{i}" / "logs" / "system.log").write_text(text)
+    assert launcher.pending_sightings(3, first) == []
+    since = {i: launcher.log_size(i) for i in (1, 2, 3)}
+    new = {i: launcher.log_text(i, since[i]) for i in (1, 2, 3)}
+    assert new == {1: "", 2: "", 3: ""}
+    assert launcher.pending_sightings(3, new, fresh={3}) == [(1, 3), (2, 3), (3, 1), (3, 2)]
+    with (tmp_path / "node1" / "logs" / "system.log").open("a") as f:
+        f.write("INFO Node /127.0.0.6:7000 has restarted, now UP\n")
+    with (tmp_path / "node3" / "logs" / "system.log").open("a") as f:
+        f.write("INFO InetAddress /127.0.0.4 is now UP\n")
+    new = {i: launcher.log_text(i, since[i]) for i in (1, 2, 3)}
+    assert launcher.pending_sightings(3, new, fresh={3}) == [(2, 3), (3, 2)]
+    assert not launcher.sees_up("Node /127.0.0.6:7000 is now DOWN", 3)
+
+
+def test_superuser_setup_retries_are_paced_in_a_cluster(launcher: ModuleType) -> None:
+    """A 0 ms delay between the role set-up's retries made a restarted node spin while its
+    peers were still down; only a single node (nothing to wait for) gets 0."""
+    assert launcher.superuser_setup_delay_ms(1) == 0
+    assert launcher.superuser_setup_delay_ms(3) >= 1000
