@@ -3,6 +3,7 @@ and telling whether a node's JVM is still alive."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +32,15 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.split(") ", 1)[1][0] != "Z"
+
+
+def cluster_env(state: Path) -> dict[str, str]:
+    """The environment for a 3-node test cluster of its own: state under `state`, nodes on
+    127.0.0.4-6 (beside the suite's own node), the local JVM even where Docker answers."""
+    env = {k: v for k, v in os.environ.items() if k != "HOPRAG_CASSANDRA"}
+    env |= {
+        "HOPRAG_CASSANDRA_HOME": str(state),
+        "HOPRAG_CASSANDRA_FIRST_IP": "4",
+        "HOPRAG_NO_DOCKER": "1",
+    }
+    return env

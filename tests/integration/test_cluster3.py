@@ -24,7 +24,7 @@ from cli_load import interrupt_after, load_command
 from hoprag import Eager, astream, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
-from launcher_run import alive, run_launcher
+from launcher_run import alive, cluster_env, run_launcher
 from shared_data import graph_documents, write_articles_jsonl
 
 POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
@@ -94,12 +94,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     from hoprag.stores.cassandra.session import connect
 
     state = tmp_path_factory.mktemp("c3") / "state"
-    env = {k: v for k, v in os.environ.items() if k != "HOPRAG_CASSANDRA"}
-    env |= {
-        "HOPRAG_CASSANDRA_HOME": str(state),
-        "HOPRAG_CASSANDRA_FIRST_IP": "4",
-        "HOPRAG_NO_DOCKER": "1",
-    }
+    env = cluster_env(state)
     up = run_launcher(env, "up", "--nodes", "3", "--heap", "768M")
     c = Cluster(env, state, up, None)
     try:

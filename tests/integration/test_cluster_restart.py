@@ -25,7 +25,7 @@ import pytest
 from hoprag import Document
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
-from launcher_run import alive, run_launcher
+from launcher_run import alive, cluster_env, run_launcher
 from shared_data import graph_documents
 
 POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
@@ -87,12 +87,7 @@ def _wait_gone(pid: int, timeout: float = 10) -> bool:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     state = tmp_path_factory.mktemp("restart") / "state"
-    env = {k: v for k, v in os.environ.items() if k != "HOPRAG_CASSANDRA"}
-    env |= {
-        "HOPRAG_CASSANDRA_HOME": str(state),
-        "HOPRAG_CASSANDRA_FIRST_IP": "4",
-        "HOPRAG_NO_DOCKER": "1",
-    }
+    env = cluster_env(state)
     c = Cluster(env, state)
     try:
         up = c.launcher("up", "--nodes", "3", "--heap", "768M")
