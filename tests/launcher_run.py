@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "scripts" / "cassandra"
@@ -44,3 +46,14 @@ def cluster_env(state: Path) -> dict[str, str]:
         "HOPRAG_NO_DOCKER": "1",
     }
     return env
+
+
+def wait_driver_sees(session: Any, want: list[str], timeout: float = 60) -> list[str]:
+    """Wait (bounded) until the driver counts exactly the nodes `want` as up; returns the
+    addresses it counts as up when it stops waiting."""
+    deadline = time.monotonic() + timeout
+    while True:
+        up = sorted(h.address for h in session.cluster.metadata.all_hosts() if h.is_up)
+        if up == want or time.monotonic() > deadline:
+            return up
+        time.sleep(0.5)

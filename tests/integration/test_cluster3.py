@@ -24,7 +24,7 @@ from cli_load import interrupt_after, load_command
 from hoprag import Eager, astream, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
-from launcher_run import alive, cluster_env, run_launcher
+from launcher_run import alive, cluster_env, run_launcher, wait_driver_sees
 from shared_data import graph_documents, write_articles_jsonl
 
 POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
@@ -55,23 +55,13 @@ class Cluster:
         self.up = run_launcher(self.env, "up", "--nodes", "3", "--heap", "768M")
         assert self.up.returncode == 0, self.up.stderr[-3000:]
         self.session = connect(POINTS)
-        _wait_driver_sees(self.session, ["127.0.0.4", "127.0.0.5", "127.0.0.6"])
+        wait_driver_sees(self.session, ["127.0.0.4", "127.0.0.5", "127.0.0.6"])
 
     def ensure(self, nodes: int = 3) -> Cluster:
         """Restart the cluster when fewer than `nodes` of its nodes are running."""
         if self.alive() < nodes:
             self.restart()
         return self
-
-
-def _wait_driver_sees(session: Any, want: list[str], timeout: float = 60) -> list[str]:
-    """Wait until the driver counts exactly the nodes `want` as up; returns what it counts."""
-    deadline = time.monotonic() + timeout
-    while True:
-        up = sorted(h.address for h in session.cluster.metadata.all_hosts() if h.is_up)
-        if up == want or time.monotonic() > deadline:
-            return up
-        time.sleep(0.5)
 
 
 def _stop_node(pid: int) -> None:
@@ -129,7 +119,7 @@ def test_three_nodes_see_each_other_and_accept_quorum_writes(cluster: Cluster) -
     # ...and the driver, which opens its pools to discovered nodes in the background, ends up
     # connected to all three.
     want = ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
-    assert _wait_driver_sees(s, want) == want
+    assert wait_driver_sees(s, want) == want
     s.execute(
         "CREATE KEYSPACE IF NOT EXISTS rf3 WITH replication = "
         "{'class': 'SimpleStrategy', 'replication_factor': 3}"
@@ -171,7 +161,7 @@ def test_load_consistency_all_fails_with_a_node_stopped_and_quorum_succeeds(
     victim = cluster.pids()[2]  # node 3, 127.0.0.6
     try:
         _stop_node(victim)
-        assert _wait_driver_sees(cluster.session, ["127.0.0.4", "127.0.0.5"]) == [
+        assert wait_driver_sees(cluster.session, ["127.0.0.4", "127.0.0.5"]) == [
             "127.0.0.4",
             "127.0.0.5",
         ]

@@ -25,7 +25,7 @@ import pytest
 from hoprag import Document
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
-from launcher_run import alive, cluster_env, run_launcher
+from launcher_run import alive, cluster_env, run_launcher, wait_driver_sees
 from shared_data import graph_documents
 
 POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
@@ -57,23 +57,13 @@ class Cluster:
 
         self.disconnect()
         self.session = connect(POINTS)
-        assert _wait_driver_sees(self.session, ADDRS) == ADDRS
+        assert wait_driver_sees(self.session, ADDRS) == ADDRS
         return self.session
 
     def disconnect(self) -> None:
         if self.session is not None:
             self.session.cluster.shutdown()
             self.session = None
-
-
-def _wait_driver_sees(session: Any, want: list[str], timeout: float = 60) -> list[str]:
-    """Wait (bounded) until the driver counts exactly the nodes `want` as up; returns them."""
-    deadline = time.monotonic() + timeout
-    while True:
-        up = sorted(h.address for h in session.cluster.metadata.all_hosts() if h.is_up)
-        if up == want or time.monotonic() > deadline:
-            return up
-        time.sleep(0.5)
 
 
 def _wait_gone(pid: int, timeout: float = 10) -> bool:
@@ -161,7 +151,7 @@ async def test_a_killed_node_restarted_rejoins_and_answers_for_writes_it_missed(
     assert log.read_text(errors="replace").count("Startup complete") == 1
     os.kill(victim, signal.SIGKILL)
     assert _wait_gone(victim)
-    assert _wait_driver_sees(s, ADDRS[:2]) == ADDRS[:2]
+    assert wait_driver_sees(s, ADDRS[:2]) == ADDRS[:2]
 
     await store.aadd(during)  # two replicas of three acknowledge each write
 
@@ -179,7 +169,7 @@ async def test_a_killed_node_restarted_rejoins_and_answers_for_writes_it_missed(
 
     assert _nodetool_status(cluster, 1) == dict.fromkeys(ADDRS, "UN")
     assert _nodetool_status(cluster, 3) == dict.fromkeys(ADDRS, "UN")
-    assert _wait_driver_sees(s, ADDRS) == ADDRS
+    assert wait_driver_sees(s, ADDRS) == ADDRS
     want = _expected(docs)
     assert _rows_at(s, "rejoin", "docs", "QUORUM") == want
     assert _rows_at(s, "rejoin", "docs", "ALL") == want
@@ -209,7 +199,7 @@ async def test_up_brings_back_a_killed_seed_node_with_its_data(cluster: Cluster)
     seed, others = cluster.pid(1), [cluster.pid(i) for i in (2, 3)]
     os.kill(seed, signal.SIGKILL)
     assert _wait_gone(seed)
-    assert _wait_driver_sees(s, ADDRS[1:]) == ADDRS[1:]
+    assert wait_driver_sees(s, ADDRS[1:]) == ADDRS[1:]
     await store.aadd(docs[30:])
 
     back = cluster.launcher("up", "--nodes", "3")
@@ -221,7 +211,7 @@ async def test_up_brings_back_a_killed_seed_node_with_its_data(cluster: Cluster)
     assert cluster.pid(1) != seed
 
     assert _nodetool_status(cluster, 2) == dict.fromkeys(ADDRS, "UN")
-    assert _wait_driver_sees(s, ADDRS) == ADDRS
+    assert wait_driver_sees(s, ADDRS) == ADDRS
     assert _rows_at(s, "rejoin", "seed", "ALL") == _expected(docs)
 
 
