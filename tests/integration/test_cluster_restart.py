@@ -215,6 +215,39 @@ async def test_up_brings_back_a_killed_seed_node_with_its_data(cluster: Cluster)
     assert _rows_at(s, "rejoin", "seed", "ALL") == _expected(docs)
 
 
+async def test_restart_of_a_running_node_stops_it_and_starts_it_again_with_its_data(
+    cluster: Cluster,
+) -> None:
+    """`restart --node 2` while node 2 runs: it gets a new JVM, the other two keep theirs, all
+    three are UN, and the documents acknowledged at ALL before the restart read back at ALL."""
+    if not all(alive(cluster.pid(i)) for i in (1, 2, 3)):
+        again = cluster.launcher("up", "--nodes", "3")
+        assert again.returncode == 0, again.stderr[-3000:]
+        cluster.connect()
+    s = cluster.session
+    store = CassandraStore(
+        HashEmbedding(DIM),
+        keyspace="rejoin",
+        table="running",
+        session=s,
+        replication_factor=3,
+        write_consistency="ALL",
+    )
+    docs = graph_documents(40, DIM, seed=13)
+    await store.aadd(docs)
+    before = {i: cluster.pid(i) for i in (1, 2, 3)}
+
+    back = cluster.launcher("restart", "--node", "2")
+    assert back.returncode == 0, back.stdout + back.stderr[-3000:]
+    assert back.stdout.strip().splitlines()[-1] == POINTS
+    assert not alive(before[2]) and alive(cluster.pid(2)) and cluster.pid(2) != before[2]
+    assert [cluster.pid(i) for i in (1, 3)] == [before[1], before[3]]
+
+    assert _nodetool_status(cluster, 1) == dict.fromkeys(ADDRS, "UN")
+    assert wait_driver_sees(s, ADDRS) == ADDRS
+    assert _rows_at(s, "rejoin", "running", "ALL") == _expected(docs)
+
+
 async def test_down_then_up_keeps_a_fresh_table_and_every_acknowledged_document(
     cluster: Cluster,
 ) -> None:
