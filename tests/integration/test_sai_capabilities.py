@@ -269,6 +269,15 @@ def test_not_equal_is_refused_on_any_column(cassandra_session: Any, typed: str) 
     refused(s, f"SELECT id FROM {typed} WHERE i != 1 ALLOW FILTERING", InvalidRequest, "!=")
 
 
+def test_is_not_null_is_refused_so_exists_has_no_server_side_form(
+    cassandra_session: Any, typed: str
+) -> None:
+    s = cassandra_session
+    for column in ("i", "u"):
+        cql = f"SELECT id FROM {typed} WHERE {column} IS NOT NULL ALLOW FILTERING"
+        refused(s, cql, InvalidRequest, f"Unsupported restriction: {column} IS NOT NULL")
+
+
 def test_in_on_an_indexed_column_is_no_index_read_it_needs_allow_filtering(
     cassandra_session: Any, typed: str
 ) -> None:
