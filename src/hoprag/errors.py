@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _UNSET: Any = object()
@@ -80,3 +82,33 @@ class StoreUnavailableError(StoreError):
 class AuthenticationError(StoreUnavailableError):
     """The cluster refused the connection's credentials; the message names the user, never the
     password."""
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            yield from _leaves(exc)
+        else:
+            yield exc
+
+
+def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The error of `group` a caller should see: an interrupt (KeyboardInterrupt,
+    SystemExit) first, then the first hoprag error, else the first error."""
+    leaves = list(_leaves(group))
+    for kinds in ((KeyboardInterrupt, SystemExit), (HopragError,)):
+        for exc in leaves:
+            if isinstance(exc, kinds):
+                return exc
+    return leaves[0]
+
+
+@contextmanager
+def one_error() -> Iterator[None]:
+    """Around a task group: an exception group it raises becomes its `first_error`, so the
+    caller gets the same single error (a `StoreError`, an `InvalidInputError`, ...) whether
+    one concurrent call failed or several; the group stays attached as `__context__`."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        raise first_error(group)  # noqa: B904 (the group is kept as __context__)

@@ -30,7 +30,7 @@ from hoprag.edges import (
     parse_edges,
 )
 from hoprag.embeddings.base import aembed_query
-from hoprag.errors import TraversalTimeoutError, invalid
+from hoprag.errors import TraversalTimeoutError, invalid, one_error
 from hoprag.filters import Filter
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
@@ -406,9 +406,10 @@ async def _gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
     async def one(i: int) -> None:
         out[i] = await calls[i]()
 
-    async with anyio.create_task_group() as tg:
-        for i in range(len(calls)):
-            tg.start_soon(one, i)
+    with one_error():
+        async with anyio.create_task_group() as tg:
+            for i in range(len(calls)):
+                tg.start_soon(one, i)
     return out
 
 

@@ -1,4 +1,5 @@
-"""SharedLimiter: one bound across event loops and threads, FIFO, cancellation-safe."""
+"""SharedLimiter: one bound across event loops and threads, served by priority (ties and
+default: first come, first served), cancellation-safe."""
 
 from __future__ import annotations
 
@@ -85,6 +86,43 @@ async def test_waiters_are_served_in_arrival_order() -> None:
     limiter.release()
     await asyncio.gather(*tasks)
     assert order == [0, 1, 2, 3, 4]
+
+
+async def test_waiters_with_smaller_priority_are_served_first_ties_in_arrival_order() -> None:
+    limiter = SharedLimiter(1)
+    order: list[str] = []
+    await limiter.acquire()
+
+    async def waiter(name: str, priority: float) -> None:
+        await limiter.acquire(priority)
+        order.append(name)
+        limiter.release()
+
+    tasks = []
+    for name, priority in (("late-a", 5.0), ("early", 1.0), ("late-b", 5.0), ("mid", 3.0)):
+        tasks.append(asyncio.create_task(waiter(name, priority)))
+        await asyncio.sleep(0)
+    assert limiter.waiting == 4
+    limiter.release()
+    await asyncio.gather(*tasks)
+    assert order == ["early", "mid", "late-a", "late-b"]
+
+
+async def test_a_cancelled_priority_waiter_is_skipped_and_leaks_nothing() -> None:
+    limiter = SharedLimiter(1)
+    await limiter.acquire()
+    first = asyncio.create_task(limiter.acquire(1.0))
+    second = asyncio.create_task(limiter.acquire(2.0))
+    await asyncio.sleep(0)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert limiter.waiting == 1
+    limiter.release()  # skips the cancelled entry, hands the slot to `second`
+    await asyncio.wait_for(second, 1)
+    assert (limiter.in_use, limiter.waiting) == (1, 0)
+    limiter.release()
+    assert limiter.in_use == 0
 
 
 async def test_a_cancelled_waiter_does_not_leak_its_slot() -> None:

@@ -17,7 +17,7 @@ import hoprag
 from hoprag import Document, Eager, Node, TraversalTimeoutError, atraverse, traverse
 from hoprag.edges import Edges
 from hoprag.embeddings import HashEmbedding
-from hoprag.errors import InvalidInputError
+from hoprag.errors import InvalidInputError, StoreError
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 
@@ -195,3 +195,39 @@ def test_bad_timeouts_are_invalid_input(
 ) -> None:
     with pytest.raises(InvalidInputError, match=argument):
         hoprag.astream("q", store=memory, edges=EDGES, strategy=Eager(), **kwargs)
+
+
+class _FailingAdjacency(RecordingStore):
+    """Every adjacency query of its runs fails with a StoreError once it has started."""
+
+    async def aprepare(self, embedding: Any, filter: Any = None, **kw: Any) -> Any:
+        query = await super().aprepare(embedding, filter, **kw)
+
+        async def fail(edge: Any, *, k: int) -> Any:
+            await anyio.sleep(0)  # every call is in flight before the first one fails
+            raise StoreError(f"adjacent query for {edge} failed")
+
+        query.aadjacent = fail
+        return query
+
+
+async def test_several_concurrent_store_failures_surface_as_one_store_error() -> None:
+    """A hop whose adjacency queries all fail at once raises one StoreError (the first), not
+    an ExceptionGroup of them; the group stays reachable as its context."""
+    docs = [
+        Document("a", "alpha", {"k": ["x", "y", "z"]}, [1.0, 0.0]),
+        Document("b", "beta", {"k": ["x"]}, [0.9, 0.1]),
+    ]
+    inner = MemoryStore(HashEmbedding(2))
+    await inner.aadd(docs)
+    store = _FailingAdjacency(inner)
+    with pytest.raises(StoreError, match="adjacent query for") as caught:
+        await atraverse(
+            None,
+            query_embedding=[1.0, 0.0],
+            store=store,
+            edges=[("k", "k")],
+            strategy=Eager(select_k=5, start_k=1, max_depth=2),
+        )
+    assert isinstance(caught.value.__context__, BaseExceptionGroup)
+    assert len(caught.value.__context__.exceptions) == 3

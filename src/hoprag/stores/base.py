@@ -25,6 +25,7 @@ import anyio
 
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
+from hoprag.errors import one_error
 from hoprag.filters import Condition, Filter
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "Filter", "Hit", "PreparedQuery", "Store"]
@@ -91,9 +92,10 @@ class PreparedQuery(Protocol):
         if len(edges) == 1:
             await one(0)
             return results
-        async with anyio.create_task_group() as tg:
-            for i in range(len(edges)):
-                tg.start_soon(one, i)
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                for i in range(len(edges)):
+                    tg.start_soon(one, i)
         return results
 
 

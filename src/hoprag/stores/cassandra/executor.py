@@ -8,7 +8,10 @@
   `fast_vectors` the vector columns of SELECTs decoded as raw bytes (`vectors.py`).
 * `burst` hands a list of reads to the driver at once, without a task per query. Each query
   holds one slot of the run's limiter and one of the store's shared bound while in flight;
-  when either is full, the burst first collects its own oldest answers. A read that fails
+  when either is full, the burst first collects its own oldest answers. When the shared bound
+  is full, waiting queries are served in the order their runs started (the time of a run's
+  first burst), so concurrent traversals finish one after another instead of all slowing
+  down together. A read that fails
   transiently (a timeout, too few replicas, a broken connection) is sent again, keeping its
   slots, up to `READ_RETRIES` more times with a doubling delay: reads are idempotent, and a
   traversal survives a node dying mid-stream. Any other failure cancels the rest of the burst.
@@ -19,13 +22,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 
-from hoprag.errors import HopragError, StoreError
+from hoprag.errors import HopragError, StoreError, one_error
 from hoprag.stores.cassandra import bridge, vectors
 from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.errors import translate
@@ -70,6 +75,10 @@ class Executor:
 
     def __init__(self, config: CassandraConfig, fq: str) -> None:
         self.limiter = SharedLimiter(config.max_in_flight)
+        self._run_start: weakref.WeakKeyDictionary[anyio.CapacityLimiter, float] = (
+            weakref.WeakKeyDictionary()
+        )
+        """When each run (known by its limiter) sent its first burst: its queries' priority."""
         self.fq = fq
         self.session: Any = None
         self.profile: Any = None
@@ -160,7 +169,9 @@ class Executor:
         if not calls:
             return []
         stmts = await self.statements(calls)
-        return await _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter).run()
+        priority = self._run_start.setdefault(limiter, time.monotonic())
+        burst = _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter, priority)
+        return await burst.run()
 
     async def execute(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
         """One statement, holding a slot of the shared bound while in flight."""
@@ -217,9 +228,10 @@ class Executor:
                 if progress is not None:
                     progress(done, total)
 
-        async with anyio.create_task_group() as tg:
-            for _ in range(min(window, total)):
-                tg.start_soon(worker)
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                for _ in range(min(window, total)):
+                    tg.start_soon(worker)
 
 
 def _tuple_profile(session: Any) -> Any:
@@ -252,7 +264,7 @@ class _Burst:
     """One `Executor.burst`: sends the calls in order, each once it holds both slots, and
     collects the answers oldest first."""
 
-    __slots__ = ("calls", "ex", "operation", "out", "run_limiter", "sent", "stmts")
+    __slots__ = ("calls", "ex", "operation", "out", "priority", "run_limiter", "sent", "stmts")
 
     def __init__(
         self,
@@ -261,8 +273,10 @@ class _Burst:
         stmts: list[Any],
         operation: str,
         run_limiter: anyio.CapacityLimiter,
+        priority: float,
     ) -> None:
         self.ex = ex
+        self.priority = priority
         self.calls = calls
         self.stmts = stmts
         self.operation = operation
@@ -314,7 +328,7 @@ class _Burst:
                 return
         await self.run_limiter.acquire_on_behalf_of(slot)
         try:
-            await self.ex.limiter.acquire()
+            await self.ex.limiter.acquire(self.priority)
         except BaseException:
             self.run_limiter.release_on_behalf_of(slot)
             raise
