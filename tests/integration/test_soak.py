@@ -100,8 +100,11 @@ def test_reads_at_all_fail_while_a_node_is_down_and_one_and_quorum_do_not(soak: 
     assert kill["node_pids"]["before"] != kill["node_pids"]["after"]
     at_all = kill["probes"]["ALL"]
     assert sum(n for k, n in at_all.items() if k != "ok") > 0, at_all
-    for level in ("ONE", "QUORUM"):
-        assert set(kill["probes"][level]) == {"ok"}, kill["probes"]
+    assert "missing" not in at_all, at_all  # ALL either answers with the document or fails
+    # A read at ONE may come from the restarted replica before it got the writes it missed
+    # (1 + 2 is not more than 3 replicas): "missing" is allowed there, an error is not.
+    assert set(kill["probes"]["ONE"]) <= {"ok", "missing"}, kill["probes"]
+    assert set(kill["probes"]["QUORUM"]) == {"ok"}, kill["probes"]
     for p in soak["phases"]:
         if p["fault"] != "kill":
             assert set(p["probes"]["ALL"]) == {"ok"}, p["probes"]

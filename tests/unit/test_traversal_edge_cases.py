@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import numpy as np
 import pytest
 import trio
@@ -204,7 +205,7 @@ class _FailingAdjacency(RecordingStore):
         query = await super().aprepare(embedding, filter, **kw)
 
         async def fail(edge: Any, *, k: int) -> Any:
-            await anyio.sleep(0)  # every call is in flight before the first one fails
+            await anyio.lowlevel.checkpoint()  # all three are in flight before one fails
             raise StoreError(f"adjacent query for {edge} failed")
 
         query.aadjacent = fail
