@@ -471,7 +471,7 @@ class StoreCompliance:
 
     async def test_range_filter_on_iso_dates(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
-        rows = {
+        rows: dict[str, dict[str, Any]] = {
             "day": {"on": "1994-07-06", "shown": ["1980-05-01", "2010-01-01"]},
             "utc": {"on": "2001-09-11T08:46:00Z", "shown": ["2001-09-12"]},
             "plus2": {"on": "1975-01-01T12:00:00+02:00"},

@@ -131,6 +131,12 @@ class CassandraQuery(PreparedQuery):
         params.append(limit)
         return text, params
 
+    def _top(self, rows: list[Any], qv: PackedVector, k: int) -> list[Hit]:
+        """The `k` best hits of a vector search's rows, best first."""
+        hits = self._layout.hits(rows, include_embeddings=self.include_embeddings, query=qv)
+        hits.sort(key=_score, reverse=True)
+        return hits[:k]
+
     def _passes(self, row: Any) -> bool:
         """Whether a row read by a vector search passes what was not pushed down."""
         return self._layout.matches(row, self.filter, self._bound)
@@ -147,6 +153,10 @@ class CassandraQuery(PreparedQuery):
         for i, own in enumerate(owns):
             for branch in self._bound:
                 jobs.append((i, [*own, *(c for c in branch if c not in own)]))
+        if len(self._bound) == 1 and not self._residual:  # one exact query per edge
+            calls = [self._ann_call(clauses, qv, limit) for _, clauses in jobs]
+            pages = await self._executor.burst(calls, operation, self.limiter)
+            return [self._top(rows, qv, k) for rows in pages]
         found: list[dict[str, Hit]] = [{} for _ in owns]
         pending = [(job, limit) for job in jobs]
         while pending:
