@@ -49,7 +49,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from hoprag.edges import MISSING, nested_get, value_key
@@ -282,7 +282,10 @@ def _range(field: str, op: str, bound: Any, where: str) -> Condition:
         value = json_value(bound, what=where)
     except InvalidInputError as exc:
         if exc.allowed == METADATA_TYPES:
-            raise invalid(where, bound, _RANGE_ALLOWED) from None
+            hint = "give a date as its ISO string: value.isoformat()"
+            raise invalid(
+                where, bound, _RANGE_ALLOWED, hint=hint if isinstance(bound, date) else ""
+            ) from None
         raise
     if isinstance(value, bool):
         raise invalid(where, value, _RANGE_ALLOWED, hint="a bool is not a number")

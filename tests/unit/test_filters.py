@@ -3,6 +3,7 @@ results, the bound on branches, and the shared evaluator's semantics."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import numpy as np
@@ -115,6 +116,7 @@ def test_or_nesting_is_bounded() -> None:
         ({"y": {"$gt": 1, "$lt": "2020-01-01"}}, "filter['y']['$lt']", "a number, like"),
         ({"y": {"$gte": 2**64}}, "filter['y']['$gte']", "64-bit"),
         ({"y": {"$gte": float("inf")}}, "filter['y']['$gte']", "finite"),
+        ({"y": {"$gte": datetime.date(2020, 1, 1)}}, "filter['y']['$gte']", "isoformat()"),
         ({"y": {"$in": []}}, "filter['y']['$in']", "non-empty list"),
         ({"y": {"$exists": "yes"}}, "filter['y']['$exists']", "true or false"),
         ({"y": {"$eq": {"a": 1}}}, "filter['y']['$eq']", "JSON scalar"),
