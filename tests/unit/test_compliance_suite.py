@@ -12,6 +12,7 @@ from pathlib import Path
 
 BROKEN_STORE = '''
 import pytest
+from hoprag.filters import compile_filter
 from hoprag.stores import MemoryStore
 from hoprag.stores.memory import MemoryQuery
 from hoprag.testing import StoreCompliance
@@ -21,11 +22,11 @@ class FilterlessQuery(MemoryQuery):
     """Forgets the filter in vector searches: a silent wrong answer."""
 
     def search(self, k):
-        conditions, self.conditions = self.conditions, ()
+        flt, self.filter = self.filter, compile_filter(None)
         try:
             return super().search(k)
         finally:
-            self.conditions = conditions
+            self.filter = flt
 
 
 class FilterlessStore(MemoryStore):

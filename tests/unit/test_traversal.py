@@ -226,7 +226,7 @@ async def test_bad_arguments_raise_invalid_input_before_any_query(memory: Memory
     store = RecordingStore(memory)
     bad: list[dict[str, Any]] = [
         {"filter": [1]},
-        {"filter": {"type": {"$gt": 1}}},
+        {"filter": {"type": {"$regex": "x"}}},
         {"filter": {"": "x"}},
         {"query_embedding": [math.nan] * DIM},
         {"query_embedding": [0.0] * DIM},

@@ -49,23 +49,23 @@ class RecordingQuery(PreparedQuery):
     def __init__(self, store: RecordingStore, inner: PreparedQuery, filter: Any) -> None:
         self.store = store
         self.inner = inner
-        self.filter = filter
+        self.raw_filter = filter
         self.embedding = inner.embedding
-        self.conditions = inner.conditions
+        self.filter = inner.filter
         self.include_embeddings = inner.include_embeddings
         self.limiter = inner.limiter
 
     async def asearch(self, *, k: int) -> list[Hit]:
-        self.store.calls.append(("search", None, self.filter))
+        self.store.calls.append(("search", None, self.raw_filter))
         return await self.inner.asearch(k=k)
 
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
-        self.store.calls.append(("get", tuple(ids), self.filter))
+        self.store.calls.append(("get", tuple(ids), self.raw_filter))
         return await self.inner.aget(ids)
 
     async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
         store = self.store
-        store.calls.append(("adjacent", edge, self.filter))
+        store.calls.append(("adjacent", edge, self.raw_filter))
         async with self.limiter:
             store.started += 1
             store.in_flight += 1

@@ -26,7 +26,7 @@ import anyio
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
 from hoprag.errors import one_error
-from hoprag.filters import Condition, Filter
+from hoprag.filters import CompiledFilter, Filter
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "Filter", "Hit", "PreparedQuery", "Store"]
 
@@ -56,8 +56,8 @@ class PreparedQuery(Protocol):
 
     embedding: Sequence[float] | None
     """The checked query vector (None: hits are unscored, only `aget` may be called)."""
-    conditions: tuple[Condition, ...]
-    """The compiled filter, ANDed into every call."""
+    filter: CompiledFilter
+    """The compiled filter (`hoprag.filters.compile_filter`), ANDed into every call."""
     include_embeddings: bool
     """Whether hits carry their documents' embeddings."""
     limiter: anyio.CapacityLimiter

@@ -1,8 +1,11 @@
 """MemoryStore: an in-process store on numpy, the reference for store semantics.
 
 Embeddings live in one matrix of unit rows, so a search is one matrix-vector product. Metadata
-matching uses an inverted index field -> value -> rows, built lazily per field, so an edge or a
-filter costs the size of its posting list rather than a scan.
+matching uses an inverted index field -> value -> rows, built lazily per field, so an edge or an
+equality filter costs the size of its posting list rather than a scan. The rest of the filter
+language (`$ne`, ranges, `$exists`, ...) is decided by the shared evaluator
+(`hoprag.filters.matches`) on the rows the equalities leave (all rows for a branch without an
+equality); a prepared query keeps the rows its filter allows until the next write.
 
 Integrity: `add` stores its own copy of every document (metadata copied and normalized by
 `validation.check_documents`, the embedding as a new list) and never changes it afterwards; a
@@ -27,7 +30,7 @@ from hoprag.documents import Document
 from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
 from hoprag.embeddings.base import aembed_documents, embed_documents
 from hoprag.errors import InvalidInputError, invalid
-from hoprag.filters import Condition, Filter, compile_filter
+from hoprag.filters import CompiledFilter, Filter, compile_filter, matches
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.validation import check_documents, check_ids, check_int, check_k, check_vector
 
@@ -125,6 +128,7 @@ class MemoryStore(Store):
         self._n = 0
         self._dim: int | None = None
         self._index: dict[str, dict[Any, _Rows]] = {}
+        self._version = 0  # bumped by every write: filtered rows computed before it are stale
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -216,6 +220,7 @@ class MemoryStore(Store):
                 self._mat[row] = unit
                 self._docs[row] = rec
         self._index = {}
+        self._version += 1
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -245,7 +250,7 @@ class MemoryStore(Store):
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     ) -> MemoryQuery:
         """Sync twin of `aprepare`."""
-        conditions = compile_filter(filter)
+        compiled = compile_filter(filter)
         limit = check_int("max_concurrency", max_concurrency, minimum=1)
         unit: NDArray[np.float32] | None = None
         vec: list[float] | None = None
@@ -253,7 +258,7 @@ class MemoryStore(Store):
             arr = check_vector(embedding, dimension=self._dim, what="query embedding")
             unit = (arr / np.linalg.norm(arr)).astype(np.float32)
             vec = arr.tolist()
-        return MemoryQuery(self, vec, unit, conditions, bool(include_embeddings), limit)
+        return MemoryQuery(self, vec, unit, compiled, bool(include_embeddings), limit)
 
     def _field_index(self, field: str) -> dict[Any, _Rows]:
         """The field's index, built on first use after a write (the caller holds the lock)."""
@@ -273,15 +278,38 @@ class MemoryStore(Store):
     def _match_rows(self, field: str, value: Any) -> _Rows:
         return self._field_index(field).get(value_key(value), _EMPTY)
 
-    def _filter_rows(self, conditions: tuple[Condition, ...]) -> _Rows | None:
-        """Rows passing every condition, or None for "all rows"."""
-        rows: _Rows | None = None
-        for c in conditions:
-            match = self._match_rows(c.field, c.value)
-            rows = match if rows is None else np.intersect1d(rows, match, assume_unique=True)
-            if not rows.size:
+    def _filter_rows(self, compiled: CompiledFilter) -> _Rows | None:
+        """The rows (ascending) passing the filter, or None for "all rows" (the caller holds
+        the lock). Each branch's equalities are intersected through the index; when the filter
+        has other conditions, the shared evaluator decides on the rows that are left."""
+        if compiled.matches_all:
+            return None
+        found: list[_Rows] = []
+        scan = False
+        for branch in compiled.branches:
+            rows: _Rows | None = None
+            for c in branch:
+                if c.op != "$eq":
+                    continue
+                match = self._field_index(c.field).get(c.key, _EMPTY)
+                rows = match if rows is None else np.intersect1d(rows, match, assume_unique=True)
+                if not rows.size:
+                    break
+            if rows is None:  # no equality to narrow this branch: every row is a candidate
+                scan = True
                 break
-        return rows
+            found.append(rows)
+        if scan:
+            candidates = np.arange(self._n, dtype=np.int64)
+        elif len(found) == 1:
+            candidates = found[0]
+        else:
+            candidates = np.unique(np.concatenate(found)) if found else _EMPTY
+        if compiled.only_equality or not candidates.size:
+            return candidates
+        docs = self._docs
+        keep = [r for r in candidates.tolist() if matches(compiled, docs[r].metadata)]
+        return np.asarray(keep, dtype=np.int64)
 
     def _hit(self, row: int, score: float | None, include_embeddings: bool) -> Hit:
         return MemoryHit(self._docs[row], score, include_embeddings)
@@ -340,23 +368,36 @@ class MemoryStore(Store):
 
 class MemoryQuery(PreparedQuery):
     """A MemoryStore's prepared query: the unit query vector and the compiled filter. Each call
-    runs to completion without yielding (no I/O), so at most one query is ever in flight."""
+    runs to completion without yielding (no I/O), so at most one query is ever in flight. The
+    rows the filter allows are computed once and kept until the store is next written."""
 
     def __init__(
         self,
         store: MemoryStore,
         embedding: list[float] | None,
         unit: NDArray[np.float32] | None,
-        conditions: tuple[Condition, ...],
+        compiled: CompiledFilter,
         include_embeddings: bool,
         max_concurrency: int,
     ) -> None:
         self.store = store
         self.embedding = embedding
-        self.conditions = conditions
+        self.filter = compiled
         self.include_embeddings = include_embeddings
         self.limiter = anyio.CapacityLimiter(max_concurrency)
         self._unit = unit
+        self._allowed: tuple[int, CompiledFilter, _Rows | None] | None = None
+
+    def _allowed_rows(self) -> _Rows | None:
+        """The rows passing the filter (None: all), reused until the store is written (the
+        caller holds the store's lock)."""
+        store, flt = self.store, self.filter
+        cached = self._allowed
+        if cached is not None and cached[0] == store._version and cached[1] is flt:
+            return cached[2]
+        rows = store._filter_rows(flt)
+        self._allowed = (store._version, flt, rows)
+        return rows
 
     def _need_unit(self, what: str) -> NDArray[np.float32]:
         if self._unit is None:
@@ -369,8 +410,7 @@ class MemoryQuery(PreparedQuery):
         store = self.store
         q = self._need_unit("a vector search")
         with store._lock:
-            rows = store._filter_rows(self.conditions)
-            return store._top(rows, q, k, self.include_embeddings)
+            return store._top(self._allowed_rows(), q, k, self.include_embeddings)
 
     def get(self, ids: Sequence[str]) -> list[Hit]:
         """Sync `aget`."""
@@ -378,10 +418,9 @@ class MemoryQuery(PreparedQuery):
         wanted = check_ids(ids)
         with store._lock:
             rows = [r for i in wanted if (r := store._rows.get(i)) is not None]
-            if self.conditions and rows:
-                allowed = store._filter_rows(self.conditions)
-                keep = set(() if allowed is None else allowed.tolist())
-                rows = [r for r in rows if r in keep]
+            if rows and not self.filter.matches_all:
+                docs, flt = store._docs, self.filter
+                rows = [r for r in rows if matches(flt, docs[r].metadata)]
             return store._scored(rows, self._unit, self.include_embeddings)
 
     def adjacent(self, edge: MetadataEdge, k: int, allowed: _Rows | None) -> list[Hit]:
@@ -416,5 +455,5 @@ class MemoryQuery(PreparedQuery):
         if not edges or k == 0 or self.store._n == 0:
             return [[] for _ in edges]
         with self.store._lock:
-            allowed = self.store._filter_rows(self.conditions)
+            allowed = self._allowed_rows()
             return [self.adjacent(e, k, allowed) for e in edges]

@@ -2,14 +2,18 @@
 metadata conditions, and the decoding of rows into Documents.
 
 * `HopragLayout` — hoprag's own table (cql/documents.cql): `id, content, embedding, metadata`
-  (JSON text, types round-trip) and `tokens set<text>` with one SAI index. A metadata condition
-  (edge or filter) is `tokens CONTAINS ?` bound to `tokens.token(field, value)`.
+  (JSON text, types round-trip) and `tokens set<text>` with one SAI index. A metadata equality
+  (edge or `$eq` filter condition) is `tokens CONTAINS ?` bound to `tokens.token(field,
+  value)`; `$ne`, `$nin` and `$exists` are decided after the read on the decoded metadata by
+  the shared evaluator (`hoprag.filters.matches`); ranges are refused until the field can be
+  declared as a typed column.
 * `CassioLayout` — the table LangChain's `Cassandra` vector store writes through cassio's
   `MetadataVectorCassandraTable`: `row_id, body_blob, vector, attributes_blob,
   metadata_s map<text,text>` with SAI on `vector` and on `ENTRIES(metadata_s)`. A condition is
   `metadata_s[?] = ?`: for a scalar field bound to (field, cassio's string form of the value);
   for a field listed in `list_fields` (lists shredded by langchain-graph-retriever's
-  `ShreddingTransformer`) bound to (`field→json.dumps(value)`, `"§"`).
+  `ShreddingTransformer`) bound to (`field→json.dumps(value)`, `"§"`). Only equality can be
+  asked of it (`$eq`, `$in`, `$or` of them): cassio keeps every value as a string.
 
 Every value is a bound parameter; only the validated keyspace/table names are interpolated.
 """
@@ -25,7 +29,9 @@ from numpy.typing import NDArray
 
 from hoprag.documents import Document
 from hoprag.edges import FrozenDict
-from hoprag.filters import Condition
+from hoprag.errors import invalid
+from hoprag.filters import CompiledFilter, Condition
+from hoprag.filters import matches as filter_matches
 from hoprag.stores.base import Hit
 from hoprag.stores.cassandra import schema, vectors
 from hoprag.stores.cassandra import tokens as tok
@@ -146,7 +152,8 @@ class Layout:
         raise NotImplementedError
 
     def bind(self, conditions: Sequence[Condition]) -> tuple[Bound, ...]:
-        """The bound values of compiled filter conditions, each clause once."""
+        """The bound values of compiled `$eq` conditions (one branch of a filter), each clause
+        once."""
         out: dict[Bound, None] = {}
         for c in conditions:
             out.update(dict.fromkeys(self.conditions(c.field, c.value)))
@@ -164,8 +171,15 @@ class Layout:
         """A row's metadata as the document had it."""
         raise NotImplementedError
 
-    def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
-        """Client-side check of bound conditions on a row read by primary key."""
+    def check_filter(self, compiled: CompiledFilter) -> None:
+        """Raise `InvalidInputError` for a condition this table cannot answer exactly."""
+        raise NotImplementedError
+
+    def matches(
+        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Bound, ...]]
+    ) -> bool:
+        """Client-side check of the filter on a row (`compiled`, whose branches' equalities
+        bind to `bound`)."""
         raise NotImplementedError
 
     def filter_columns(self) -> list[str]:
@@ -267,11 +281,27 @@ class HopragLayout(Layout):
         return json.loads(raw) if raw else {}
 
     def filter_columns(self) -> list[str]:
-        return ["tokens"]
+        return []  # the metadata is among the base columns
 
-    def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
-        have = row[-1] or ()
-        return all(c[0] in have for c in conditions)
+    def check_filter(self, compiled: CompiledFilter) -> None:
+        """Ranges need a typed column, which this table does not have (yet): refused, never
+        answered by a scan."""
+        for c in compiled.conditions:
+            if c.is_range:
+                raise invalid(
+                    c.where or f"filter[{c.field!r}][{c.op!r}]",
+                    c.value,
+                    "a filter without range operators ($gt, $gte, $lt, $lte) on a CassandraStore",
+                    hint=f"range filters on a CassandraStore need the field {c.field!r} declared "
+                    "as numeric/date (coming); until then filter it with a plain value, $eq or "
+                    "$in, or use a MemoryStore",
+                )
+
+    def matches(
+        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Bound, ...]]
+    ) -> bool:
+        """The shared evaluator on the row's decoded metadata."""
+        return filter_matches(compiled, self.decode_metadata(row))
 
     def insert_query(self) -> str:
         return (
@@ -367,9 +397,26 @@ class CassioLayout(Layout):
     def index_names(self) -> list[str]:
         return cassio_index_names(self.table)
 
-    def matches(self, row: Sequence[Any], conditions: Sequence[Bound]) -> bool:
+    def check_filter(self, compiled: CompiledFilter) -> None:
+        """Only equality: cassio keeps metadata values as strings in `metadata_s`."""
+        for c in compiled.conditions:
+            if c.op != "$eq":
+                raise invalid(
+                    c.where or f"filter[{c.field!r}][{c.op!r}]",
+                    c.value,
+                    "an equality (a plain value, $eq, $in, or $or / $and of them) on a "
+                    "cassio-mode table",
+                    hint="cassio keeps metadata as strings in metadata_s, which can only be "
+                    "matched for equality; $ne, $nin and $exists work on hoprag's own table "
+                    "(mode='hoprag')",
+                )
+
+    def matches(
+        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Bound, ...]]
+    ) -> bool:
+        """Some branch's equalities hold in the row's `metadata_s` (cassio's strings)."""
         entries: Mapping[str, str] = row[3] or {}
-        return all(entries.get(key) == value for key, value in conditions)
+        return any(all(entries.get(key) == value for key, value in b) for b in bound)
 
     def insert_query(self) -> str:
         return (

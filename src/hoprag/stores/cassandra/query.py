@@ -1,22 +1,36 @@
 """`CassandraQuery`: one run's prepared query on a CassandraStore.
 
 Made by `CassandraStore.aprepare`, which checks and packs the query vector once
-(`vectors.PackedVector`: encoded once, bound in every statement) and compiles the filter once;
-the query translates the filter's conditions into the layout's bound values once. Each call then
-only adds its own part. The statements (all values bound; see `layouts.py` for the texts):
+(`vectors.PackedVector`: encoded once, bound in every statement) and compiles the filter once
+(`hoprag.filters.compile_filter`, into branches of ANDed conditions: an OR of ANDs); the query
+translates each branch's equalities into the layout's bound values once. Each call then only
+adds its own part. The statements (all values bound; see `layouts.py` for the texts):
 
-* start search: one `SELECT ... ORDER BY embedding ANN OF ? LIMIT ?`, the filter's conditions
-  ANDed in as `tokens CONTAINS ?` clauses (cassio tables: `metadata_s[?] = ?`);
-* a metadata edge: the same query with the edge's own condition plus the filter's (a filter on
-  the edge's field never replaces the edge's value: both clauses are kept). `aadjacent_many`
-  sends all of a hop's edges as one burst (`Executor.burst`);
+* start search: per filter branch one `SELECT ... ORDER BY embedding ANN OF ? LIMIT ?`, the
+  branch's equalities ANDed in as `tokens CONTAINS ?` clauses (cassio tables:
+  `metadata_s[?] = ?`). SAI has no OR, IN or NOT, so a filter with `$in` or `$or` runs one
+  query per branch, all in one burst (`Executor.burst`), merged by score to the top k with
+  duplicates removed. A branch whose equalities include another's is not sent: the other's
+  read holds its rows.
+* `$ne`, `$nin` and `$exists` are checked after the read by the shared evaluator
+  (`hoprag.filters.matches`) on the decoded metadata. A vector search could then come back
+  with fewer than k rows that pass while better passing rows were beyond its LIMIT, so a
+  branch whose read came back full with fewer than k passing rows is read again with twice
+  the LIMIT (at most `guards.MAX_K` = 1000 rows): the result is then the one MemoryStore
+  gives, unless even the 1000 nearest rows of a branch hold fewer than k that pass.
+* a metadata edge: the same queries with the edge's own condition ANDed in (a filter on the
+  edge's field never replaces the edge's value: both clauses are kept). `aadjacent_many`
+  sends all of a hop's edges, times the filter's branches, as one burst;
 * ids: primary-key reads `WHERE id IN ?` in chunks of `GET_CHUNK` ids, one burst. A filter on
-  them is checked client-side against the stored tokens (Cassandra refuses an indexed-column
-  restriction together with `IN` on the partition key), with the semantics of `CONTAINS`.
+  them is checked client-side (Cassandra refuses an indexed-column restriction together with
+  `IN` on the partition key): by the shared evaluator on hoprag's table, by the branches'
+  equalities on cassio's strings.
 
-Every query holds a slot of the run's `limiter` and of the store's shared bound while in
-flight. Scores are plain cosine in [-1, 1]: with `include_embeddings` computed in float64 from
-the decoded vector, otherwise Cassandra's `similarity_cosine` ((1 + cos) / 2) mapped back."""
+Ranges are refused by `aprepare` (`Layout.check_filter`) until typed columns exist, so no
+filter is ever answered by a full scan. Every query holds a slot of the run's `limiter` and of
+the store's shared bound while in flight. Scores are plain cosine in [-1, 1]: with
+`include_embeddings` computed in float64 from the decoded vector, otherwise Cassandra's
+`similarity_cosine` ((1 + cos) / 2) mapped back."""
 
 from __future__ import annotations
 
@@ -27,7 +41,7 @@ import anyio
 
 from hoprag.edges import MetadataEdge
 from hoprag.errors import invalid
-from hoprag.filters import Condition
+from hoprag.filters import CompiledFilter
 from hoprag.stores.base import Hit, PreparedQuery
 from hoprag.stores.cassandra.executor import Call, Executor
 from hoprag.stores.cassandra.guards import MAX_K
@@ -44,30 +58,49 @@ def _score(hit: Hit) -> float:
     return hit.score if hit.score is not None else float("-inf")
 
 
+def _pushdown(layout: Layout, compiled: CompiledFilter) -> tuple[tuple[Bound, ...], ...]:
+    """The bound equalities of each branch of the filter, in branch order, without a branch
+    whose clauses include another's (its rows are among the other's, and every row read is
+    checked against the whole filter when anything is left to check)."""
+    bound = [layout.bind([c for c in b if c.op == "$eq"]) for b in compiled.branches]
+    kept: list[tuple[Bound, ...]] = []
+    for b in sorted(dict.fromkeys(bound), key=len):
+        if not any(set(k) <= set(b) for k in kept):
+            kept.append(b)
+    return tuple(b for b in dict.fromkeys(bound) if b in kept)
+
+
 class CassandraQuery(PreparedQuery):
-    """A CassandraStore's prepared query (see the module docstring)."""
+    """A CassandraStore's prepared query (see the module docstring).
+
+    `branch_queries` is the number of queries each vector search or edge sends (one per
+    filter branch pushed down), `post_filter` the operators checked after the read (`$nin`
+    counts as `$ne`)."""
 
     def __init__(
         self,
         executor: Executor,
         layout: Layout,
         embedding: PackedVector | None,
-        conditions: tuple[Condition, ...],
+        compiled: CompiledFilter,
         include_embeddings: bool,
         limiter: anyio.CapacityLimiter,
         *,
         overquery: int = 1,
     ) -> None:
         self.embedding: PackedVector | None = embedding
-        self.conditions = conditions
+        self.filter = compiled
         self.include_embeddings = include_embeddings
         self.limiter = limiter
         self._executor = executor
         self._layout = layout
         self._overquery = overquery
-        self._bound = layout.bind(conditions)
-        self._bound_set = frozenset(self._bound)
-        self._filter_params = [v for c in self._bound for v in c]
+        self._bound = _pushdown(layout, compiled)
+        self._residual = not compiled.only_equality
+        self.branch_queries = len(self._bound)
+        self.post_filter: tuple[str, ...] = tuple(
+            sorted({c.op for c in compiled.conditions if c.op != "$eq"})
+        )
         # A score is computed by Cassandra (one more bound vector) when vectors are not read.
         self._head: list[Any] = [] if include_embeddings or embedding is None else [embedding]
         self._texts: dict[int, str] = {}
@@ -79,24 +112,21 @@ class CassandraQuery(PreparedQuery):
         return self.embedding
 
     def _edge_bound(self, edge: Any) -> list[Bound]:
-        """The edge's own bound conditions, less those the filter already has."""
+        """The edge's own bound conditions."""
         if not isinstance(edge, MetadataEdge):
             raise invalid("edge", edge, "a MetadataEdge (id edges are read with aget)")
         own = self._layout.conditions(edge.incoming_field, edge.value)
-        if len(own) > 1:
-            own = list(dict.fromkeys(own))
-        return [c for c in own if c not in self._bound_set]
+        return list(dict.fromkeys(own))
 
-    def _ann_call(self, own: Sequence[Bound], qv: PackedVector, limit: int) -> Call:
-        """The text and values of a vector search under `own` conditions and the filter's."""
-        n = len(own) + len(self._bound)
+    def _ann_call(self, clauses: Sequence[Bound], qv: PackedVector, limit: int) -> Call:
+        """The text and values of a vector search under these bound clauses."""
+        n = len(clauses)
         text = self._texts.get(n)
         if text is None:
             text = self._texts[n] = self._layout.ann_query(n, self.include_embeddings)
         params = self._head.copy()
-        for c in own:
+        for c in clauses:
             params.extend(c)
-        params.extend(self._filter_params)
         params.append(qv)
         params.append(limit)
         return text, params
@@ -107,15 +137,58 @@ class CassandraQuery(PreparedQuery):
         hits.sort(key=_score, reverse=True)
         return hits[:k]
 
+    def _passes(self, row: Any) -> bool:
+        """Whether a row read by a vector search passes what was not pushed down."""
+        return self._layout.matches(row, self.filter, self._bound)
+
+    async def _ann(
+        self, owns: Sequence[Sequence[Bound]], qv: PackedVector, k: int, operation: str
+    ) -> list[list[Hit]]:
+        """For each of `owns` (an edge's clauses, or none for the start search) the `k` best
+        rows passing the filter: one query per filter branch, all in one burst, each read
+        again with a doubled LIMIT while it came back full with fewer than `k` passing rows
+        and something is checked after the read (see the module docstring)."""
+        limit = min(MAX_K, k * self._overquery)
+        jobs: list[tuple[int, list[Bound]]] = []
+        for i, own in enumerate(owns):
+            for branch in self._bound:
+                jobs.append((i, [*own, *(c for c in branch if c not in own)]))
+        if len(self._bound) == 1 and not self._residual:  # one exact query per edge
+            calls = [self._ann_call(clauses, qv, limit) for _, clauses in jobs]
+            pages = await self._executor.burst(calls, operation, self.limiter)
+            return [self._top(rows, qv, k) for rows in pages]
+        found: list[dict[str, Hit]] = [{} for _ in owns]
+        pending = [(job, limit) for job in jobs]
+        while pending:
+            calls = [self._ann_call(clauses, qv, lim) for (_, clauses), lim in pending]
+            pages = await self._executor.burst(calls, operation, self.limiter)
+            again = []
+            for ((i, clauses), lim), rows in zip(pending, pages, strict=True):
+                passed = [r for r in rows if self._passes(r)] if self._residual else rows
+                hits = self._layout.hits(
+                    passed, include_embeddings=self.include_embeddings, query=qv
+                )
+                seen = found[i]
+                for hit in hits:
+                    seen.setdefault(hit.id, hit)
+                if self._residual and len(passed) < k and len(rows) >= lim and lim < MAX_K:
+                    again.append(((i, clauses), min(MAX_K, 2 * lim)))
+            pending = again
+        out = []
+        for seen in found:
+            hits = list(seen.values())
+            hits.sort(key=_score, reverse=True)
+            out.append(hits[:k])
+        return out
+
     async def asearch(self, *, k: int) -> list[Hit]:
         """The `k` (0..1000) documents most similar to the query that pass the filter."""
         k = check_k(k, maximum=MAX_K)
         qv = self._vector("a vector search")
         if k == 0:
             return []
-        call = self._ann_call((), qv, min(MAX_K, k * self._overquery))
-        (rows,) = await self._executor.burst([call], "vector search", self.limiter)
-        return self._top(rows, qv, k)
+        (hits,) = await self._ann([[]], qv, k, "vector search")
+        return hits
 
     async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
         """The `k` best documents whose `edge.incoming_field` equals (or contains)
@@ -124,16 +197,14 @@ class CassandraQuery(PreparedQuery):
 
     async def aadjacent_many(self, edges: Sequence[MetadataEdge], *, k: int) -> list[list[Hit]]:
         """`aadjacent` for every edge of a hop, results in the order of `edges`, sent as one
-        burst. Every edge is checked before anything is sent."""
+        burst (one query per edge and filter branch). Every edge is checked before anything is
+        sent."""
         k = check_k(k, maximum=MAX_K)
         owns = [self._edge_bound(e) for e in edges]
         if not owns or k == 0:
             return [[] for _ in owns]
         qv = self._vector("adjacency")
-        limit = min(MAX_K, k * self._overquery)
-        calls = [self._ann_call(own, qv, limit) for own in owns]
-        pages = await self._executor.burst(calls, "adjacent query", self.limiter)
-        return [self._top(rows, qv, k) for rows in pages]
+        return await self._ann(owns, qv, k, "adjacent query")
 
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         """The documents with these ids that exist and pass the filter, in the order of `ids`
@@ -141,17 +212,18 @@ class CassandraQuery(PreparedQuery):
         id_list = check_ids(ids)
         if not id_list:
             return []
-        qv, inc, bound = self.embedding, self.include_embeddings, self._bound
+        qv, inc = self.embedding, self.include_embeddings
+        check = not self.filter.matches_all
         with_score = qv is not None and not inc
-        text = self._layout.get_query(inc, with_score, bool(bound))
+        text = self._layout.get_query(inc, with_score, check)
         calls: list[Call] = [
             (text, [qv, chunk] if with_score else [chunk])
             for chunk in (id_list[i : i + GET_CHUNK] for i in range(0, len(id_list), GET_CHUNK))
         ]
         found: dict[str, Hit] = {}
         for rows in await self._executor.burst(calls, "read by id", self.limiter):
-            if bound:
-                rows = [r for r in rows if self._layout.matches(r, bound)]
+            if check:
+                rows = [r for r in rows if self._layout.matches(r, self.filter, self._bound)]
             for hit in self._layout.hits(rows, include_embeddings=inc, query=qv):
                 found[hit.id] = hit
         return [found[i] for i in id_list if i in found]

@@ -251,10 +251,13 @@ class CassandraStore(Store):
         include_embeddings: bool = True,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     ) -> CassandraQuery:
-        """A run's `CassandraQuery`: `filter` compiled and `embedding` checked against the
-        table's dimension (set-up runs first if needed) and packed, once for the whole run.
+        """A run's `CassandraQuery`: `filter` compiled (and refused when it holds what the table
+        cannot answer exactly: ranges, or anything but equality on a cassio table) and
+        `embedding` checked against the table's dimension (set-up runs first if needed) and
+        packed, once for the whole run.
         Its queries hold slots of a `max_concurrency` limiter (and of `max_in_flight`)."""
-        conditions = compile_filter(filter)
+        compiled = compile_filter(filter)
+        self.layout.check_filter(compiled)
         limit = check_int("max_concurrency", max_concurrency, minimum=1)
         await self.asetup()
         vector = None
@@ -265,7 +268,7 @@ class CassandraStore(Store):
             self._executor,
             self.layout,
             vector,
-            conditions,
+            compiled,
             bool(include_embeddings),
             anyio.CapacityLimiter(limit),
             overquery=self.config.ann_overquery,
