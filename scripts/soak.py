@@ -127,8 +127,12 @@ class PhaseResult:
     peak_traversals: int = 0
     peak_queries_in_flight: int = 0
     peak_rss_mib: float = 0.0
+    peak_load: float = 0.0
+    """The highest 1-minute load average of the machine seen in the phase (2 cores here: above
+    2, processes waited for a core)."""
     write_failures: dict[str, int] = field(default_factory=dict)
     wrong_examples: list[str] = field(default_factory=list)
+    failure_examples: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
     node_pids: dict[str, dict[str, int]] = field(default_factory=dict)
     """The nodes' JVM pids (address -> pid) before and after the phase."""
@@ -155,6 +159,8 @@ class Run:
     peak_traversals: int = 0
     peak_queries: int = 0
     peak_rss_mib: float = 0.0
+    peak_load: float = 0.0
+    failure_examples: list[str] = field(default_factory=list)
     traversals_started: int = 0
 
 
@@ -397,6 +403,8 @@ class Soak:
             )
         except Exception as exc:  # counted by kind (HopragError or not); the soak goes on
             run.failures[type(exc).__name__] += 1
+            if len(run.failure_examples) < 5:
+                run.failure_examples.append(f"{type(exc).__name__}: {str(exc)[:300]}")
             return
         finally:
             run.traversals_running -= 1
@@ -431,8 +439,13 @@ class Soak:
         return docs
 
     async def writer(self, stop: asyncio.Event) -> None:
+        """Fresh documents at QUORUM, `--write-rate` per second (a batch of WRITE_BATCH at a
+        time), until the phase ends or `--max-writes` were written."""
         run = self.run
+        pace = WRITE_BATCH / self.args.write_rate if self.args.write_rate else 0.0
+        due = time.monotonic()
         while not stop.is_set() and self.fresh + WRITE_BATCH <= self.args.max_writes:
+            due += pace
             batch = self._fresh_batch()
             for d in batch:
                 self._remember(d)  # a traversal may read it before the write is acknowledged
@@ -445,7 +458,10 @@ class Soak:
             for d in batch:
                 self._acknowledged(d)
             run.writes_acknowledged += len(batch)
-            await asyncio.sleep(0.02)
+            try:
+                await asyncio.wait_for(stop.wait(), max(0.0, due - time.monotonic()))
+            except TimeoutError:
+                pass
 
     # probes and monitor
 
@@ -494,6 +510,7 @@ class Soak:
         while not stop.is_set():
             run.peak_queries = max(run.peak_queries, self.reads.in_flight + self.writes.in_flight)
             run.peak_rss_mib = max(run.peak_rss_mib, rss_mib())
+            run.peak_load = max(run.peak_load, os.getloadavg()[0])
             try:
                 await asyncio.wait_for(stop.wait(), 0.05)
             except TimeoutError:
@@ -540,8 +557,10 @@ class Soak:
             peak_traversals=run.peak_traversals,
             peak_queries_in_flight=run.peak_queries,
             peak_rss_mib=round(run.peak_rss_mib, 1),
+            peak_load=round(run.peak_load, 1),
             write_failures=dict(run.write_failures),
             wrong_examples=run.wrong[:10],
+            failure_examples=run.failure_examples,
             events=self.events,
             node_pids={"before": pids_before, "after": local_nodes()},
         )
@@ -657,7 +676,7 @@ def table(phases: Sequence[PhaseResult]) -> str:
     head = (
         f"{'in flight':>9}  {'fault':<34} {'s':>4} {'done':>6} {'failed':>6} {'p50 ms':>7} "
         f"{'p99 ms':>7} {'wrong':>5} {'writes ok':>9} {'w.fail':>6} "
-        f"{'ONE':>7} {'QUORUM':>7} {'ALL':>7} {'peak q':>6} {'RSS MiB':>7}"
+        f"{'ONE':>7} {'QUORUM':>7} {'ALL':>7} {'peak q':>6} {'RSS MiB':>7} {'load':>5}"
     )
     lines = [head, "-" * len(head)]
     for p in phases:
@@ -667,7 +686,7 @@ def table(phases: Sequence[PhaseResult]) -> str:
             f"{p.writes_acknowledged:>9} {p.writes_failed:>6} "
             f"{_probe_fails(p.probes, 'ONE'):>7} {_probe_fails(p.probes, 'QUORUM'):>7} "
             f"{_probe_fails(p.probes, 'ALL'):>7} {p.peak_queries_in_flight:>6} "
-            f"{p.peak_rss_mib:>7.0f}"
+            f"{p.peak_rss_mib:>7.0f} {p.peak_load:>5.1f}"
         )
     return "\n".join(lines)
 
@@ -719,6 +738,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--seconds", type=float, default=None, help="seconds per phase (60; --quick 10)"
     )
     ap.add_argument("--docs", type=int, default=1500, help="FOLDOC articles loaded first")
+    ap.add_argument(
+        "--write-rate",
+        type=float,
+        default=40.0,
+        help="fresh documents written per second at QUORUM (default 40; 0: as fast as they go)",
+    )
     ap.add_argument("--max-writes", type=int, default=20_000, help="fresh documents at most")
     ap.add_argument("--max-traversals", type=int, default=200_000, help="traversals at most")
     ap.add_argument("--seed", type=int, default=7)
@@ -744,6 +769,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         ap.error(f"--seconds must be in 2..3600, got {args.seconds}")
     if not 10 <= args.docs <= 20_000:
         ap.error(f"--docs must be in 10..20000, got {args.docs}")
+    if not 0 <= args.write_rate <= 10_000:
+        ap.error(f"--write-rate must be in 0..10000, got {args.write_rate}")
     if not 0 <= args.max_writes <= 1_000_000:
         ap.error(f"--max-writes must be in 0..1000000, got {args.max_writes}")
     if not 1 <= args.max_traversals <= 10_000_000:
