@@ -29,14 +29,17 @@ from hoprag.edges import MetadataEdge
 from hoprag.errors import invalid
 from hoprag.filters import Condition
 from hoprag.stores.base import Hit, PreparedQuery
+from hoprag.stores.cassandra import sets
 from hoprag.stores.cassandra.executor import Call, Executor
 from hoprag.stores.cassandra.guards import MAX_K
 from hoprag.stores.cassandra.layouts import Bound, Layout
 from hoprag.stores.cassandra.vectors import PackedVector
-from hoprag.validation import check_ids, check_k
+from hoprag.validation import check_ids, check_int, check_k
 
 GET_CHUNK = 100
 """Ids per `IN` read."""
+MAX_COMPLETE_ROWS = 1_000_000
+"""The largest `limit` of one complete read (`amatching`, `afiltered`)."""
 
 
 def _score(hit: Hit) -> float:
@@ -155,3 +158,37 @@ class CassandraQuery(PreparedQuery):
             for hit in self._layout.hits(rows, include_embeddings=inc, query=qv):
                 found[hit.id] = hit
         return [found[i] for i in id_list if i in found]
+
+    # -- complete sets (scopes) -------------------------------------------------------------
+
+    async def _complete(self, owns: Sequence[Sequence[Bound]], limit: int) -> list[list[Hit]]:
+        """One paged equality read per entry of `owns` (its own conditions plus the filter's),
+        at most `limit` rows each, sent as one burst."""
+        inc, qv = self.include_embeddings, self.embedding
+        calls: list[Call] = []
+        for own in owns:
+            conds = [*own, *self._bound]
+            text = sets.match_query(self._layout, len(conds), inc, qv is not None)
+            calls.append((text, sets.match_params(self._head, conds, limit)))
+        pages = await self._executor.burst(calls, "complete read", self.limiter)
+        return [self._layout.hits(rows, include_embeddings=inc, query=qv) for rows in pages]
+
+    async def amatching(self, edges: Sequence[MetadataEdge], *, limit: int) -> list[list[Hit]]:
+        """Every document each edge leads to that passes the filter, at most `limit` per edge,
+        in the order of `edges`: one paged SAI equality read per edge, all in one burst
+        (`sets.py`). Every edge is checked before anything is sent."""
+        limit = check_int("limit", limit, minimum=0, maximum=MAX_COMPLETE_ROWS)
+        owns = [self._edge_bound(e) for e in edges]
+        if not owns or limit == 0:
+            return [[] for _ in owns]
+        return await self._complete(owns, limit)
+
+    async def afiltered(self, *, limit: int) -> list[Hit]:
+        """Every document that passes the (non-empty) filter, at most `limit`: one paged SAI
+        equality read."""
+        limit = check_int("limit", limit, minimum=0, maximum=MAX_COMPLETE_ROWS)
+        if not self._bound:
+            raise invalid("filter", {}, "a non-empty filter for a read of every match")
+        if limit == 0:
+            return []
+        return (await self._complete([[]], limit))[0]
