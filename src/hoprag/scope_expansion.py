@@ -78,6 +78,7 @@ class Expansion:
         self.frontier: list[Member] = []
         self.followed: set[Edge] = set()
         self.edges_of: dict[str, Edges] = {}
+        self._truncated = False  # a read stopped at its limit: the count is a lower bound
 
     @property
     def limit(self) -> int:
@@ -100,6 +101,7 @@ class Expansion:
             hop.queries["get"] += 1
             hits = await self.walk.aget(list(self.scope.ids))
         hop.rows += len(hits)
+        self._truncated = len(hits) >= self.limit
         self._check(len(hits), 0)
         new: list[Member] = []
         for hit in sorted(hits, key=lambda h: h.id):
@@ -159,7 +161,7 @@ class Expansion:
         best: dict[str, tuple[int, Edge, Hit]] = {}
         for edge, hits in zip(plan.meta, meta_hits, strict=True):
             hop.rows += len(hits)
-            self._check(len(hits), plan.depth)
+            self._truncated = self._truncated or len(hits) >= self.limit
             for hit in hits:
                 self._credit(best, plan, edge, hit)
         by_id = {hit.id: hit for hit in id_hits}
@@ -224,7 +226,7 @@ class Expansion:
         if len(counts) <= depth:
             counts.append(max(0, reached - sum(counts)))
         shown = ", ".join(f"depth {d}: {n}" for d, n in enumerate(counts))
-        at_least = "at least " if reached >= self.limit else ""
+        at_least = "at least " if self._truncated else ""
         raise ScopeTooLargeError(
             f"the scope {self.scope.describe()} reached {at_least}{reached} documents by depth "
             f"{depth} ({shown}), more than its max_size of {size}; narrow it: a smaller "
@@ -241,9 +243,28 @@ async def gather(calls: Sequence[Callable[[], Awaitable[None]]]) -> None:
     if len(calls) == 1:
         await calls[0]()
         return
-    async with anyio.create_task_group() as tg:
-        for fn in calls:
-            tg.start_soon(_await, fn)
+    try:
+        async with anyio.create_task_group() as tg:
+            for fn in calls:
+                tg.start_soon(_await, fn)
+    except BaseExceptionGroup as group:
+        # The first failure is the answer (the others were cancelled because of it).
+        first = _first(group)
+        if first is None:
+            raise
+        raise first from None
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The first exception in `group` that is not a cancellation, unwrapping nested groups."""
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            inner = _first(exc)
+            if inner is not None:
+                return inner
+        elif not isinstance(exc, anyio.get_cancelled_exc_class()):
+            return exc
+    return None
 
 
 async def _await(fn: Callable[[], Awaitable[None]]) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -121,6 +122,15 @@ def _hop(stats: TraversalStats) -> HopStats:
     hop = HopStats(depth=len(stats.hops))
     stats.hops.append(hop)
     return hop
+
+
+async def _timed(hop: HopStats, calls: list[Callable[[], Awaitable[None]]]) -> None:
+    """One round: `calls` concurrently, its wall time recorded on `hop`."""
+    t0 = time.perf_counter()
+    try:
+        await gather(calls)
+    finally:
+        hop.seconds = time.perf_counter() - t0
 
 
 class _Ranking:
@@ -224,12 +234,12 @@ async def scoped_hits(
     calls: list[Callable[[], Awaitable[None]]] = [functools.partial(exp.read_anchors, hop)]
     if scope.ids and not walk_ranks:
         calls.append(ranking.get(list(scope.ids), hop))  # anchors known: ranked at once
-    await gather(calls)
+    await _timed(hop, calls)
     final_read = walk_ranks
     while step := exp.plan():
         hop = _hop(stats)
         if step.depth < scope.max_depth or walk_ranks:
-            await exp.step(step, hop)
+            await _timed(hop, [functools.partial(exp.step, step, hop)])
             continue
         # The last hop: its expansion reads and the ranking reads in one round.
         calls = [functools.partial(exp.step, step, hop)]
@@ -239,13 +249,14 @@ async def scoped_hits(
         if step.meta:
             used_pushdown = chosen == "pushdown"
             calls.append(ranking.edges(step.meta, hop, used_pushdown))
-        await gather(calls)
+        await _timed(hop, calls)
         final_read = True
         break
     if not final_read:
         rest = [m for m in exp.members if m not in ranking.asked]
         if rest:
-            await gather([ranking.get(rest, _hop(stats))])
+            hop = _hop(stats)
+            await _timed(hop, [ranking.get(rest, hop)])
     members = exp.members
     if walk_ranks:
         cands = [m.hit for m in members.values()]
@@ -324,6 +335,7 @@ async def asearch(
     if emb is None and query is not None:
         emb = await aembed_query(store.embedding, query)
     stats = TraversalStats()
+    t0 = time.perf_counter()
     rank = await store.aprepare(
         emb, filter, include_embeddings=False, max_concurrency=max_concurrency
     )
@@ -340,6 +352,7 @@ async def asearch(
             max_concurrency=max_concurrency,
         )
         nodes = [_node(h, m.depth, m.path, _edges_of(exp, m)) for h, m in found]
+        stats.seconds = time.perf_counter() - t0
         return TraversalResult(nodes, stats)
     hop = _hop(stats)
     if order is None:
@@ -366,6 +379,7 @@ async def asearch(
             )
         hits = order_hits(hits, *order)[:k]
     hop.rows = len(hits)
+    stats.seconds = hop.seconds = time.perf_counter() - t0
     return TraversalResult([_node(h, 0, Path((h.id,)), _NO_EDGES) for h in hits], stats)
 
 
