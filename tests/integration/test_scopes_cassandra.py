@@ -1,0 +1,160 @@
+"""Scopes on a real Cassandra 5.0 node over the whole films dataset (17,472 films, loaded once
+for the module with HashEmbedding into its own keyspace): the SQL answer of the films question,
+both ranking plans, round counts, complete (paged) reads and the run's concurrency bound."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from keyspaces import new_keyspace
+
+from films_sql import films_sharing_a_director_with
+from hoprag import Scope, ScopeTooLargeError, asearch
+from hoprag.datasets.films import load_films, movies_db_path
+from hoprag.edges import MetadataEdge
+from hoprag.embeddings.hash import HashEmbedding
+from hoprag.stores.cassandra.store import CassandraStore
+
+STREEP = Scope(start={"cast": "Meryl Streep"}, edges=[("director", "director")], max_depth=1)
+STREEP_2 = Scope(start={"cast": "Meryl Streep"}, edges=[("director", "director")], max_depth=2)
+N_FILMS = 17_472
+
+
+@pytest.fixture(scope="module")
+def films(cassandra_session: Any) -> Iterator[CassandraStore]:
+    keyspace = new_keyspace(cassandra_session)
+    store = CassandraStore(
+        HashEmbedding(32), keyspace=keyspace, table="films", session=cassandra_session
+    )
+    store.add(load_films())
+    yield store
+
+
+@pytest.fixture(scope="module")
+def streep_sql() -> tuple[set[str], set[str]]:
+    return films_sharing_a_director_with(movies_db_path(), "Meryl Streep")
+
+
+@pytest.mark.parametrize("plan", ["exact", "pushdown", "auto"])
+async def test_films_sharing_a_director_with_a_streep_film_are_the_sql_answer(
+    films: CassandraStore, streep_sql: tuple[set[str], set[str]], plan: str
+) -> None:
+    anchors, shared = streep_sql
+    res = await asearch("war", store=films, k=1000, scope=STREEP, plan=plan)
+    assert {n.id for n in res if n.depth == 0} == anchors
+    assert {n.id for n in res if n.depth == 1} == shared
+    assert len(res) == len(anchors) + len(shared)
+    assert res.stats.plan == ("exact" if plan == "exact" else "pushdown")
+
+
+@pytest.mark.parametrize("query", ["war", "comedy romance", "horror film"])
+async def test_films_scoped_search_has_precision_one_and_both_plans_agree(
+    films: CassandraStore, streep_sql: tuple[set[str], set[str]], query: str
+) -> None:
+    anchors, shared = streep_sql
+    out = {}
+    for plan in ("exact", "pushdown"):
+        res = await asearch(query, store=films, k=10, scope=STREEP, plan=plan)
+        assert len(res) == 10 and {n.id for n in res} <= anchors | shared
+        out[plan] = [(n.id, n.depth, n.path) for n in res]
+    assert out["exact"] == out["pushdown"]
+
+
+@pytest.mark.parametrize("plan", ["exact", "pushdown"])
+async def test_films_scope_with_a_filter_is_the_sql_answer_passing_it(
+    films: CassandraStore, streep_sql: tuple[set[str], set[str]], plan: str
+) -> None:
+    anchors, shared = streep_sql
+    res = await asearch(
+        "war", store=films, k=1000, scope=STREEP, filter={"genre": "Comedy"}, plan=plan
+    )
+    comedies = await films.aget(sorted(anchors | shared), filter={"genre": "Comedy"})
+    assert {n.id for n in res} == {h.id for h in comedies} and len(res) > 20
+
+
+@pytest.mark.parametrize("plan", ["exact", "pushdown"])
+async def test_a_two_hop_scope_answers_in_at_most_three_rounds(
+    films: CassandraStore, streep_sql: tuple[set[str], set[str]], plan: str
+) -> None:
+    anchors, shared = streep_sql
+    res = await asearch(
+        "war", store=films, k=20, scope=STREEP_2, filter={"genre": "Drama"}, plan=plan
+    )
+    stats = res.stats
+    assert stats.rounds <= 3 and len(res) == 20
+    hop0, hop1, hop2 = stats.hops
+    assert hop0.queries["filter"] == 1 and hop0.rows == len(anchors)
+    # One round for all the anchors' directors, not one per anchor.
+    directors = {
+        d for h in await films.aget(sorted(anchors)) for d in h.document.metadata["director"]
+    }
+    assert hop1.queries["match"] == len(directors) and hop1.notes["scope_size"] == len(
+        anchors | shared
+    )
+    kind = "adjacent" if plan == "pushdown" else "match"
+    assert hop2.queries[kind] > 0 and hop2.queries["get"] == 1
+    assert stats.scope_size is not None and stats.scope_size > len(anchors | shared)
+
+
+class Submits:
+    """Wraps the session's `execute_async` and records the most queries handed to the driver
+    and not yet answered."""
+
+    def __init__(self, session: Any) -> None:
+        self.real = session.execute_async
+        self.lock = threading.Lock()
+        self.sent = 0
+        self.outstanding = 0
+        self.peak = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        rf = self.real(*args, **kwargs)
+        with self.lock:
+            self.sent += 1
+            self.outstanding += 1
+            self.peak = max(self.peak, self.outstanding)
+        rf.add_callbacks(self._answered, self._answered)
+        return rf
+
+    def _answered(self, *_: Any) -> None:
+        with self.lock:
+            self.outstanding -= 1
+
+
+@pytest.mark.parametrize("plan", ["exact", "pushdown"])
+async def test_a_scoped_search_keeps_within_max_concurrency(
+    films: CassandraStore, cassandra_session: Any, monkeypatch: pytest.MonkeyPatch, plan: str
+) -> None:
+    alone = await asearch("war", store=films, k=15, scope=STREEP_2, plan=plan)
+    submits = Submits(cassandra_session)
+    monkeypatch.setattr(cassandra_session, "execute_async", submits)
+    res = await asearch("war", store=films, k=15, scope=STREEP_2, plan=plan, max_concurrency=3)
+    monkeypatch.undo()
+    assert [n.id for n in res] == [n.id for n in alone]
+    assert submits.sent >= res.stats.total_queries > 3
+    assert submits.peak == 3  # the bound is reached and never exceeded by the walk and ranking
+
+
+async def test_complete_reads_follow_every_page(films: CassandraStore) -> None:
+    query = await films.aprepare(None, {"source": "films"}, include_embeddings=False)
+    every = await query.afiltered(limit=N_FILMS + 1)
+    assert len(every) == N_FILMS and len({h.id for h in every}) == N_FILMS
+    assert len(await query.afiltered(limit=6001)) == 6001
+    walk = await films.aprepare(None, None, include_embeddings=False)
+    (dramas, nothing) = await walk.amatching(
+        [MetadataEdge("genre", "Drama"), MetadataEdge("genre", "x'; DROP TABLE films; --")],
+        limit=N_FILMS,
+    )
+    expected = [d.id for d in load_films() if "Drama" in d.metadata["genre"]]
+    assert sorted(h.id for h in dramas) == sorted(expected) and len(expected) > 5000
+    assert nothing == []
+
+
+async def test_films_scope_too_large_raises_and_reads_no_further(films: CassandraStore) -> None:
+    scope = Scope(start={"genre": "Drama"}, edges=[("director", "director")], max_size=2000)
+    with pytest.raises(ScopeTooLargeError, match="at least 2001 documents by depth 0") as info:
+        await asearch("war", store=films, scope=scope)
+    assert info.value.depth == 0
