@@ -139,6 +139,7 @@ class Expansion:
         """Read `plan`'s edges (metadata edges as one `amatching` burst and id edges as one
         `aget`, both in flight together) and add the new members at `plan.depth`."""
         self.followed.update(plan.source)
+        hop.edges += len(plan.source)
         meta_hits: list[list[Hit]] = []
         id_hits: list[Hit] = []
 

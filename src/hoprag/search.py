@@ -21,8 +21,9 @@ How the final ranking runs is the plan (`result.stats.plan`, shown by `stats.exp
   `k` reached through a value is among that value's top `k`.
 
 `plan="auto"` picks `pushdown` when there is a query, `k` is at most `PUSHDOWN_MAX_K`, the last
-hop has metadata values, and the store does not say it `prefers_exact_rank` (MemoryStore
-does: with no I/O, a complete read is cheaper than a fan-out); otherwise `exact`. A 2-hop scope
+hop has metadata values, their number times `k` (the most rows the fan-out reads) is at most
+the scope's `max_size`, and the store does not say it `prefers_exact_rank` (MemoryStore does:
+with no I/O, a complete read is cheaper than a fan-out); otherwise `exact`. A 2-hop scope
 answers in 3 sequential rounds (anchors, hop 1, hop 2 with the ranking reads); a depth-0 scope
 in 2 (1 for an ids scope: the anchors are read scored at once)."""
 
@@ -247,7 +248,9 @@ async def scoped_hits(
         if earlier:
             calls.append(ranking.get(earlier, hop))
         if step.meta:
-            used_pushdown = chosen == "pushdown"
+            # auto: a fan-out that could read more rows than the scope may hold is not cheaper.
+            fits = len(step.meta) * k <= scope.max_size
+            used_pushdown = chosen == "pushdown" and (plan == "pushdown" or fits)
             calls.append(ranking.edges(step.meta, hop, used_pushdown))
         await _timed(hop, calls)
         final_read = True
