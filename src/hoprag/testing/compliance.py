@@ -705,6 +705,43 @@ class StoreCompliance:
 
     # -- scopes -----------------------------------------------------------------------------
 
+    @pytest.mark.parametrize("include_embeddings", [True, False])
+    async def test_amatching_returns_every_match_passing_the_filter(
+        self, store: Store, docs: list[Document], include_embeddings: bool
+    ) -> None:
+        q = _query()
+        query = await store.aprepare(q, {"type": "mammal"}, include_embeddings=include_embeddings)
+        edges = [
+            MetadataEdge("keywords", "fur"),
+            MetadataEdge("keywords", "claws"),
+            MetadataEdge("loc.city", "Oslo"),
+            MetadataEdge("keywords", "nothing"),
+        ]
+        pages = await query.amatching(edges, limit=13)
+        assert [sorted(_ids(p)) for p in pages] == [
+            ["d0", "d1", "d8"], ["d0"], ["d1", "d11"], []
+        ]  # fmt: skip
+        by_id = {d.id: d for d in docs}
+        for hit in (h for p in pages for h in p):
+            assert hit.score == pytest.approx(_cos(by_id[hit.id], q), abs=TOL)
+            assert (hit.document.embedding is not None) == include_embeddings
+        (cut,) = await query.amatching([edges[0]], limit=2)
+        assert len(cut) == 2 and set(_ids(cut)) <= {"d0", "d1", "d8"}
+        assert await query.amatching(edges, limit=0) == [[], [], [], []]
+        assert await query.amatching([], limit=5) == []
+        with pytest.raises(InvalidInputError):
+            await query.amatching([IdEdge("d0")], limit=5)  # type: ignore[list-item]
+
+    async def test_afiltered_returns_every_match_and_needs_a_filter(self, store: Store) -> None:
+        query = await store.aprepare(None, {"keywords": "claws"}, include_embeddings=False)
+        hits = await query.afiltered(limit=13)
+        assert sorted(_ids(hits)) == ["d0", "d2", "d6"]
+        assert all(h.score is None for h in hits)
+        assert len(await query.afiltered(limit=1)) == 1
+        unfiltered = await store.aprepare(None, None)
+        with pytest.raises(InvalidInputError, match="non-empty filter"):
+            await unfiltered.afiltered(limit=13)
+
     @pytest.mark.parametrize("case", list(_SCOPE_CASES))
     async def test_scope_holds_every_document_within_max_depth_ranked_by_similarity(
         self, store: Store, docs: list[Document], case: str
