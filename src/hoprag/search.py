@@ -23,9 +23,11 @@ How the final ranking runs is the plan (`result.stats.plan`, shown by `stats.exp
 `plan="auto"` picks `pushdown` when there is a query, `k` is at most `PUSHDOWN_MAX_K`, the last
 hop has metadata values, their number times `k` (the most rows the fan-out reads) is at most
 the scope's `max_size`, and the store does not say it `prefers_exact_rank` (MemoryStore does:
-with no I/O, a complete read is cheaper than a fan-out); otherwise `exact`. A 2-hop scope
-answers in 3 sequential rounds (anchors, hop 1, hop 2 with the ranking reads); a depth-0 scope
-in 2 (1 for an ids scope: the anchors are read scored at once)."""
+with no I/O, a complete read is cheaper than a fan-out); otherwise `exact`. A scope of depth
+`d` answers in at most `d + 1` sequential rounds (a 2-hop scope: anchors, hop 1, hop 2 with the
+ranking reads), with one exception: when the ranking reads could not ride along with the
+expansion (a depth-0 scope with a `start` filter, or an expansion that ran out of new edges
+before `max_depth`) they take one more round. An ids scope ranks its anchors in round 0."""
 
 from __future__ import annotations
 
