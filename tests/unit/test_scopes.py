@@ -200,3 +200,21 @@ async def test_a_store_without_complete_reads_says_what_it_lacks() -> None:
     scope = Scope(ids=["a"], edges=[("k", "k")], max_depth=1)
     with pytest.raises(NotImplementedError, match="does not implement amatching"):
         await asearch(None, store=TopOnlyStore(), scope=scope, order_by="n")
+
+
+def test_traverse_and_astream_take_a_scope(small: MemoryStore) -> None:
+    scope = Scope(start={"type": "fish"}, max_depth=0)  # d4, d5
+    strategy = hoprag.Eager(select_k=10, start_k=5, adjacent_k=10, max_depth=1)
+    edges = [("keywords", "keywords")]
+    nodes = hoprag.traverse("fins", store=small, edges=edges, strategy=strategy, scope=scope)
+    assert {n.id for n in nodes if n.depth == 0} == {"d4", "d5"}
+    assert {n.id for n in nodes if n.depth == 1} == {"d6", "d7"}  # scales: it leaves the scope
+
+    async def stream() -> list[str]:
+        s = hoprag.astream("fins", store=small, edges=edges, strategy=strategy, scope=scope)
+        async with s:
+            return [n.id async for n in s if n.depth == 0]
+
+    assert sorted(anyio.run(stream)) == ["d4", "d5"]
+    with pytest.raises(InvalidInputError, match="scope must be a hoprag Scope"):
+        hoprag.astream("fins", store=small, edges=edges, strategy=strategy, scope={"ids": []})  # type: ignore[arg-type]
