@@ -51,14 +51,15 @@ async def test_films_sharing_a_director_with_a_streep_film_are_the_sql_answer(
     assert res.stats.plan == ("pushdown" if plan == "pushdown" else "exact")
 
 
+@pytest.mark.parametrize("flt", [None, {"genre": "Drama"}])
 @pytest.mark.parametrize("query", ["war", "comedy romance", "horror film"])
 async def test_films_scoped_search_has_precision_one_and_both_plans_agree(
-    films: CassandraStore, streep_sql: tuple[set[str], set[str]], query: str
+    films: CassandraStore, streep_sql: tuple[set[str], set[str]], query: str, flt: Any
 ) -> None:
     anchors, shared = streep_sql
     out = {}
     for plan in ("exact", "pushdown"):
-        res = await asearch(query, store=films, k=10, scope=STREEP, plan=plan)
+        res = await asearch(query, store=films, k=10, scope=STREEP, filter=flt, plan=plan)
         assert len(res) == 10 and {n.id for n in res} <= anchors | shared
         out[plan] = [(n.id, n.depth, n.path) for n in res]
     assert out["exact"] == out["pushdown"]
