@@ -53,9 +53,10 @@ class Scope:
     `max_depth` hops along `edges` (see the module docstring). Checked at construction:
     exactly one of `start` (a non-empty filter) and `ids` (a non-empty list) is given,
     `max_depth` is 0..`MAX_SCOPE_DEPTH`, `max_size` 1..`MAX_SCOPE_SIZE`, and `edges` is a list
-    of edge specs (or an edge function), non-empty when `max_depth` > 0."""
+    of edge specs (or an edge function), non-empty when `max_depth` > 0. Scopes compare by
+    value and are hashable (`start` is left out of the hash, being a dict)."""
 
-    start: Filter | None = None
+    start: Filter | None = field(default=None, hash=False)
     ids: Sequence[str] = ()
     edges: Iterable[EdgeSpec] | EdgeFunction | MetadataEdgeFunction = ()
     max_depth: int = 1
@@ -104,9 +105,16 @@ class Scope:
                     f"at least one edge spec for max_depth={depth}",
                     hint="give edges, e.g. [('director', 'director')], or max_depth=0",
                 )
-        _set(self, "edge_fn", parse_edges(edges))
+        edge_fn = parse_edges(edges)
+        if isinstance(edge_fn, MetadataEdgeFunction) and not isinstance(
+            self.edges, MetadataEdgeFunction
+        ):
+            _set(self, "edges", edge_fn.specs)  # checked specs, Id() as "$id": hashable
+        _set(self, "edge_fn", edge_fn)
 
     def describe(self) -> str:
         """A short text form for messages and `explain()`."""
         anchors = f"start={self.start!r}" if self.start is not None else f"ids={list(self.ids)!r}"
-        return f"Scope({anchors}, max_depth={self.max_depth}, max_size={self.max_size})"
+        edges = list(self.edges) if isinstance(self.edges, tuple) else self.edges
+        shown = f", edges={edges!r}" if edges else ""
+        return f"Scope({anchors}{shown}, max_depth={self.max_depth}, max_size={self.max_size})"

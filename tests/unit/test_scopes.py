@@ -113,6 +113,14 @@ def test_scope_is_frozen_and_normalises_its_ids() -> None:
     assert "ids=['a', 'b']" in scope.describe()
 
 
+def test_scopes_compare_by_value_and_hash_alike() -> None:
+    a = Scope(start={"cast": "x"}, edges=[["director", "director"], ("links", hoprag.Id())])
+    b = Scope(start={"cast": "x"}, edges=[("director", "director"), ("links", "$id")])
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != Scope(start={"cast": "y"}, edges=b.edges)
+    assert a.edges == (("director", "director"), ("links", "$id"))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "names"),
     [
