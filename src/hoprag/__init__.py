@@ -5,9 +5,11 @@ defined by the documents' metadata hop by hop, streaming each admitted node with
 score and path. `atraverse` / `astream` / `traverse` run a traversal over any `Store`
 (`hoprag.stores.MemoryStore`, `hoprag.stores.CassandraStore`) with a `Strategy`
 (`Eager`, `Mmr`, `Scored`, or the path search `Beam` with its `Prune` and
-signals `StartBoost`, `Importance`, `Recency`). Errors: `HopragError`, with `InvalidInputError`
-(a `ValueError`) for the caller's mistakes and `StoreError` / `StoreUnavailableError` for a
-store that failed or could not be reached (docs/stores.md)."""
+signals `StartBoost`, `Importance`, `Recency`). `asearch` / `search` rank the documents of a
+`Scope` (a set reached through the graph from anchors) or run a plain filtered search.
+Errors: `HopragError`, with `InvalidInputError` (a `ValueError`) for the caller's mistakes
+and `StoreError` / `StoreUnavailableError` for a store that failed or could not be reached
+(docs/stores.md)."""
 
 from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
@@ -29,6 +31,8 @@ from hoprag.errors import (
     StoreUnavailableError,
     TraversalTimeoutError,
 )
+from hoprag.scopes import Scope, ScopeTooLargeError
+from hoprag.search import asearch, search
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.strategies import (
     Beam,
@@ -70,6 +74,8 @@ __all__ = [
     "Prune",
     "Recency",
     "RunState",
+    "Scope",
+    "ScopeTooLargeError",
     "Scored",
     "Signal",
     "StartBoost",
@@ -81,8 +87,10 @@ __all__ = [
     "TraversalStream",
     "TraversalTimeoutError",
     "__version__",
+    "asearch",
     "astream",
     "atraverse",
     "parse_edges",
+    "search",
     "traverse",
 ]

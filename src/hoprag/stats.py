@@ -6,11 +6,16 @@ from dataclasses import dataclass, field
 
 from hoprag.documents import Node
 
+_SHOWN = ("search", "get", "adjacent")
+"""Query kinds with their own column in `explain()`; others (a scope's `match` and `filter`
+reads) are listed after the hop's figures."""
+
 
 @dataclass(slots=True)
 class HopStats:
-    """One round of store queries. Hop 0 is the start (vector search plus initial roots).
-    `queries` counts store operations by kind (`search`, `get`, `adjacent`); `rows` the hits the
+    """One round of store queries. Hop 0 is the start (vector search plus initial roots). `queries`
+    counts store operations by kind (`search`, `get`, `adjacent`; a scoped search adds `match`,
+    one complete read per edge, and `filter`, a complete filtered read); `rows` the hits the
     store returned; `candidates` the new distinct documents the strategy considered (all new
     documents handed to it, or, for a strategy that bounds them itself like `Beam`, the ones it
     kept); `dropped` the rows that did not become candidates (already discovered, duplicates,
@@ -42,6 +47,18 @@ class TraversalStats:
     partial: bool = False
     """The traversal stopped at its `timeout` (`on_timeout="partial"`): the nodes are those
     admitted by then, and the hop that was running is not complete."""
+    plan: str | None = None
+    """For `hoprag.search.asearch`: how the result was ranked ("search": a vector search;
+    "filtered": a complete filtered read ordered by a field; with a scope "exact" or
+    "pushdown", see `hoprag.search`). None for a traversal."""
+    scope_size: int | None = None
+    """For a scoped search: the documents in the scope (None without one)."""
+
+    @property
+    def rounds(self) -> int:
+        """Sequential rounds of store queries (one per hop record: a round's queries are all
+        in flight together)."""
+        return len(self.hops)
 
     @property
     def total_queries(self) -> int:
@@ -75,12 +92,17 @@ class TraversalStats:
     def explain(self) -> str:
         """A small text table, one line per hop."""
         lines = ["hop  edges  search get adjacent  rows  cand  kept  seconds"]
+        if self.plan is not None:
+            size = "" if self.scope_size is None else f", scope of {self.scope_size} documents"
+            lines.insert(0, f"plan: {self.plan}{size}, {self.rounds} rounds")
         for h in self.hops:
             q = h.queries
+            other = [(k, v) for k, v in q.items() if k not in _SHOWN and v]
             lines.append(
                 f"{h.depth:>3} {h.edges:>6} {q.get('search', 0):>7} {q.get('get', 0):>3} "
                 f"{q.get('adjacent', 0):>8} {h.rows:>5} {h.candidates:>5} {h.kept:>5} "
-                f"{h.seconds:>8.4f}" + "".join(f"  {k}={v}" for k, v in h.notes.items() if v)
+                f"{h.seconds:>8.4f}"
+                + "".join(f"  {k}={v}" for k, v in [*other, *h.notes.items()] if v)
             )
         return "\n".join(lines)
 

@@ -32,6 +32,8 @@ from hoprag.edges import (
 from hoprag.embeddings.base import aembed_query
 from hoprag.errors import TraversalTimeoutError, invalid, one_error
 from hoprag.filters import Filter
+from hoprag.scopes import Scope
+from hoprag.search import scoped_hits
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.strategies.base import RunState, Strategy
@@ -130,6 +132,8 @@ class _Run:
         # Targets of edges fetched ahead for nodes the strategy expected to traverse next
         # (`RunState.likely_next`), kept until those edges are really followed.
         self.prefetched: dict[Edge, list[Hit]] = {}
+        # The start search (`k=`): the prepared query's, or the best of a scope's members.
+        self.start_search: Callable[..., Awaitable[list[Hit]]] = query.asearch
 
     def _node(self, hit: Hit, path: Path, edges: Edges) -> Node:
         doc: Document = hit.document
@@ -163,7 +167,7 @@ class _Run:
         calls: list[Callable[[], Awaitable[list[Hit]]]] = []
         if self.strategy.start_k > 0:
             hop.queries["search"] += 1
-            calls.append(functools.partial(self.query.asearch, k=self.strategy.start_k))
+            calls.append(functools.partial(self.start_search, k=self.strategy.start_k))
         if root_ids:
             hop.queries["get"] += 1
             calls.append(functools.partial(self.query.aget, root_ids))
@@ -413,6 +417,28 @@ async def _gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
     return out
 
 
+async def _scoped_start(
+    store: Store,
+    scope: Scope,
+    prepared: PreparedQuery,
+    stats: TraversalStats,
+    max_concurrency: int,
+    *,
+    k: int,
+) -> list[Hit]:
+    """The traversal's start hits with a scope: the best `k` members that pass the filter,
+    read through the run's prepared query; the scope's rounds are noted on hop 0."""
+    inner = TraversalStats()
+    found, _ = await scoped_hits(
+        store, scope, prepared, k=k, stats=inner, max_concurrency=max_concurrency
+    )
+    notes = stats.hops[0].notes
+    notes["scope_rounds"] = inner.rounds
+    notes["scope_size"] = inner.scope_size or 0
+    notes["scope_queries"] = inner.total_queries
+    return [hit for hit, _ in found]
+
+
 def _check_args(
     query: str | None,
     strategy: Any,
@@ -476,6 +502,7 @@ def astream(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     timeout: float | None = None,
     on_timeout: str = "raise",
+    scope: Scope | None = None,
 ) -> TraversalStream:
     """Traverse from the documents most similar to `query` (or `query_embedding`) plus
     `initial_root_ids`, following `edges`, and yield each node as `strategy` admits it.
@@ -487,8 +514,14 @@ def astream(
     stream ends with what was admitted and `stats.partial` is True. The strategy, edges,
     roots and limits are checked here; the query vector and the filter are checked once by
     the store (`Store.aprepare`) when iteration starts, before anything is fetched. Bad input
-    raises `InvalidInputError`."""
+    raises `InvalidInputError`.
+
+    With `scope` (a `hoprag.Scope`), the start search is the best `start_k` members of the
+    scope that pass `filter` (`hoprag.search.scoped_hits`; its rounds are noted on hop 0);
+    the traversal may then leave the scope, and `filter` still applies to every node."""
     root_ids = _check_args(query, strategy, initial_root_ids, query_embedding, max_concurrency)
+    if scope is not None and not isinstance(scope, Scope):
+        raise invalid("scope", scope, "a hoprag Scope or None")
     deadline = _Deadline(_check_timeout(timeout, on_timeout))
     edge_fn = parse_edges(edges)
     stats = TraversalStats()
@@ -507,6 +540,10 @@ def astream(
                 strategy=strategy,
                 stats=stats,
             )
+            if scope is not None:
+                run.start_search = functools.partial(
+                    _scoped_start, store, scope, prepared, stats, max_concurrency
+                )
             agen = run.run(root_ids, deadline)
             try:
                 async for node in agen:
@@ -539,6 +576,7 @@ async def atraverse(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     timeout: float | None = None,  # noqa: ASYNC109 (a deadline with a partial mode)
     on_timeout: str = "raise",
+    scope: Scope | None = None,
 ) -> TraversalResult:
     """Run a traversal to the end and return the admitted nodes in the strategy's final order
     (Scored: by score; others: admission order) as a `TraversalResult` with `.stats` (see
@@ -554,6 +592,7 @@ async def atraverse(
         max_concurrency=max_concurrency,
         timeout=timeout,
         on_timeout=on_timeout,
+        scope=scope,
     )
     nodes = [node async for node in stream]
     return TraversalResult(strategy.finalize(nodes), stream.stats)
@@ -571,6 +610,7 @@ def traverse(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     timeout: float | None = None,
     on_timeout: str = "raise",
+    scope: Scope | None = None,
 ) -> TraversalResult:
     """Synchronous `atraverse` (`hoprag.sync.run_sync`: works inside and outside a running
     event loop)."""
@@ -586,5 +626,6 @@ def traverse(
         max_concurrency=max_concurrency,
         timeout=timeout,
         on_timeout=on_timeout,
+        scope=scope,
     )
     return run_sync(call)

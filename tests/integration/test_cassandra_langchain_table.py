@@ -177,3 +177,21 @@ async def test_graph_retriever_works_over_a_langchain_table(
         assert d.metadata["_depth"] == len(d.metadata["_path"]) - 1
         assert isinstance(d.metadata["keywords"], list)  # shredded lists come back as lists
     assert any(d.metadata["_depth"] > 0 for d in docs)
+
+
+@pytest.mark.parametrize("plan", ["exact", "pushdown"])
+async def test_scoped_search_over_a_langchain_table_matches_hoprags_table(
+    stores: tuple[CassandraStore, CassandraStore], plan: str
+) -> None:
+    """Scope expansion's complete reads (`metadata_s[?] = ?`, shredded lists) reach the same
+    members with the same paths as over hoprag's table, under both ranking plans."""
+    scope = hoprag.Scope(start={"type": "c"}, edges=EDGES, max_depth=2, max_size=1000)
+    for k, flt in ((10, None), (1000, None), (1000, {"type": "a"})):
+        runs = []
+        for store in stores:
+            res = await hoprag.asearch(
+                "alpha", store=store, k=k, scope=scope, filter=flt, plan=plan
+            )
+            runs.append([(n.id, n.depth, n.path) for n in res])
+        assert runs[0] == runs[1], (k, flt)
+        assert len(runs[0]) >= min(k, 10)

@@ -98,6 +98,26 @@ class PreparedQuery(Protocol):
                     tg.start_soon(one, i)
         return results
 
+    # -- complete sets (scopes, `hoprag.Scope`) ----------------------------------------------
+
+    async def amatching(self, edges: Sequence[MetadataEdge], *, limit: int) -> list[list[Hit]]:
+        """For each edge, every document (unranked, in no particular order) whose field
+        `edge.incoming_field` equals (or contains) `edge.value` and that passes the filter,
+        but at most `limit` of them (ask for one more than you accept to detect "too many").
+        Scored when the query has an embedding. Results in the order of `edges`, as one round
+        of concurrent queries. There is no default: a top-k read cannot stand in for it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement amatching, which scopes need"
+        )
+
+    async def afiltered(self, *, limit: int) -> list[Hit]:
+        """Every document (unranked) that passes the filter, at most `limit` of them; the
+        filter must not be empty (that would be a read of the whole store). Scored when the
+        query has an embedding. No default (see `amatching`)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement afiltered, which scopes need"
+        )
+
 
 @runtime_checkable
 class Store(Protocol):

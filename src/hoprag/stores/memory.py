@@ -457,3 +457,48 @@ class MemoryQuery(PreparedQuery):
         with self.store._lock:
             allowed = self._allowed_rows()
             return [self.adjacent(e, k, allowed) for e in edges]
+
+    # -- complete sets (scopes) -------------------------------------------------------------
+
+    prefers_exact_rank = True
+    """A scoped search ranks this store's scope members exactly: with no I/O, reading a whole
+    set costs less than a fan-out of vector searches (`hoprag.search`)."""
+
+    def _capped(self, rows: _Rows, limit: int) -> list[Hit]:
+        """Hits for `rows` (in row order), at most `limit`; the caller holds the lock."""
+        picked = rows[:limit].tolist()
+        return self.store._scored(picked, self._unit, self.include_embeddings)
+
+    async def amatching(self, edges: Sequence[MetadataEdge], *, limit: int) -> list[list[Hit]]:
+        """Every document each edge leads to that passes the filter, at most `limit` per edge,
+        in the order of `edges` (see `PreparedQuery.amatching`)."""
+        limit = check_int("limit", limit, minimum=0)
+        for e in edges:
+            if not isinstance(e, MetadataEdge):
+                raise invalid("edge", e, "a MetadataEdge (id edges are read with aget)")
+        store = self.store
+        if not edges or limit == 0 or store._n == 0:
+            return [[] for _ in edges]
+        with store._lock:
+            allowed = store._filter_rows(self.filter)
+            out: list[list[Hit]] = []
+            for e in edges:
+                rows = store._match_rows(e.incoming_field, e.value)
+                if allowed is not None and rows.size:
+                    rows = np.intersect1d(rows, allowed, assume_unique=True)
+                out.append(self._capped(rows, limit))
+            return out
+
+    async def afiltered(self, *, limit: int) -> list[Hit]:
+        """Every document that passes the (non-empty) filter, at most `limit` (see
+        `PreparedQuery.afiltered`)."""
+        limit = check_int("limit", limit, minimum=0)
+        if self.filter.matches_all:
+            raise invalid("filter", {}, "a non-empty filter for a read of every match")
+        store = self.store
+        if limit == 0 or store._n == 0:
+            return []
+        with store._lock:
+            rows = store._filter_rows(self.filter)
+            assert rows is not None  # the filter is not empty
+            return self._capped(rows, limit)

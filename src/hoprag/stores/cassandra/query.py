@@ -43,14 +43,17 @@ from hoprag.edges import MetadataEdge
 from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter
 from hoprag.stores.base import Hit, PreparedQuery
+from hoprag.stores.cassandra import sets
 from hoprag.stores.cassandra.executor import Call, Executor
 from hoprag.stores.cassandra.guards import MAX_K
 from hoprag.stores.cassandra.layouts import Bound, Layout
 from hoprag.stores.cassandra.vectors import PackedVector
-from hoprag.validation import check_ids, check_k
+from hoprag.validation import check_ids, check_int, check_k
 
 GET_CHUNK = 100
 """Ids per `IN` read."""
+MAX_COMPLETE_ROWS = 1_000_000
+"""The largest `limit` of one complete read (`amatching`, `afiltered`)."""
 
 
 def _score(hit: Hit) -> float:
@@ -227,3 +230,63 @@ class CassandraQuery(PreparedQuery):
             for hit in self._layout.hits(rows, include_embeddings=inc, query=qv):
                 found[hit.id] = hit
         return [found[i] for i in id_list if i in found]
+
+    # -- complete sets (scopes) -------------------------------------------------------------
+
+    async def _complete(self, owns: Sequence[Sequence[Bound]], limit: int) -> list[list[Hit]]:
+        """For each of `owns` (an edge's clauses, or none) every row passing the filter, at
+        most `limit`: one paged equality read per filter branch, all in one burst, unioned.
+        When something is checked after the read, a branch whose read came back full with
+        fewer than `limit` passing rows is read again with four times the LIMIT (at most
+        `MAX_COMPLETE_ROWS`), so the set is complete up to `limit`."""
+        inc, qv = self.include_embeddings, self.embedding
+        jobs: list[tuple[int, list[Bound]]] = []
+        if not all(owns) and not all(self._bound):
+            raise invalid(
+                "filter",
+                [sorted(f"{c.field} {c.op}" for c in b) for b in self.filter.branches],
+                "a filter with an equality in every branch for a read of every match (a "
+                "branch of only $ne, $nin or $exists would read the whole table)",
+            )
+        for i, own in enumerate(owns):
+            for branch in self._bound:
+                jobs.append((i, [*own, *(c for c in branch if c not in own)]))
+        found: list[dict[str, Hit]] = [{} for _ in owns]
+        pending = [(job, limit) for job in jobs]
+        while pending:
+            calls: list[Call] = []
+            for (_, clauses), lim in pending:
+                text = sets.match_query(self._layout, len(clauses), inc, qv is not None)
+                calls.append((text, sets.match_params(self._head, clauses, lim)))
+            pages = await self._executor.burst(calls, "complete read", self.limiter)
+            again = []
+            for ((i, clauses), lim), rows in zip(pending, pages, strict=True):
+                passed = [r for r in rows if self._passes(r)] if self._residual else rows
+                seen = found[i]
+                for hit in self._layout.hits(passed, include_embeddings=inc, query=qv):
+                    seen.setdefault(hit.id, hit)
+                full = len(rows) >= lim and lim < MAX_COMPLETE_ROWS
+                if self._residual and full and len(passed) < limit:
+                    again.append(((i, clauses), min(MAX_COMPLETE_ROWS, 4 * lim)))
+            pending = again
+        return [list(seen.values())[:limit] for seen in found]
+
+    async def amatching(self, edges: Sequence[MetadataEdge], *, limit: int) -> list[list[Hit]]:
+        """Every document each edge leads to that passes the filter, at most `limit` per edge,
+        in the order of `edges`: one paged SAI equality read per edge, all in one burst
+        (`sets.py`). Every edge is checked before anything is sent."""
+        limit = check_int("limit", limit, minimum=0, maximum=MAX_COMPLETE_ROWS)
+        owns = [self._edge_bound(e) for e in edges]
+        if not owns or limit == 0:
+            return [[] for _ in owns]
+        return await self._complete(owns, limit)
+
+    async def afiltered(self, *, limit: int) -> list[Hit]:
+        """Every document that passes the (non-empty) filter, at most `limit`: one paged SAI
+        equality read."""
+        limit = check_int("limit", limit, minimum=0, maximum=MAX_COMPLETE_ROWS)
+        if self.filter.matches_all:
+            raise invalid("filter", {}, "a non-empty filter for a read of every match")
+        if limit == 0:
+            return []
+        return (await self._complete([[]], limit))[0]

@@ -1,0 +1,421 @@
+"""`asearch` / `search`: the `k` best documents for a query, optionally inside a `Scope`.
+
+Without a scope, `asearch` is a plain filtered vector search: the `k` documents most similar
+to the query that pass `filter`, as depth-0 nodes. With a scope, it expands the scope
+(`hoprag.scope_expansion`: one round of concurrent queries per hop) and returns the `k` best
+of its members that pass `filter`, each node with the depth and path the expansion gave it.
+With `query=None`, `order_by` ranks instead of similarity ("year" ascending, "-year"
+descending).
+
+How the final ranking runs is the plan (`result.stats.plan`, shown by `stats.explain()`):
+
+* `exact`: the store reads every member's score in complete reads: the members that pass the
+  filter are read with the query vector and the filter (`aget` for the earlier depths,
+  `amatching` for the last hop, in the same round as the last hop's expansion reads), and
+  ranked here. Without a filter the expansion's own reads carry the query vector, so no read
+  is added at all.
+* `pushdown`: the last hop's metadata values are ranked by the store: one vector search per
+  value with the filter ANDed in (`aadjacent_many`, k each, one burst), merged to the top `k`
+  with the earlier members (read scored by `aget`). The expansion's last round reads the
+  members without their vectors. It returns what `exact` returns: a member of the global top
+  `k` reached through a value is among that value's top `k`.
+
+`plan="auto"` picks `pushdown` when there is a query, `k` is at most `PUSHDOWN_MAX_K`, the last
+hop has metadata values, their number times `k` (the most rows the fan-out reads) is at most
+the scope's `max_size`, and the store does not say it `prefers_exact_rank` (MemoryStore does:
+with no I/O, a complete read is cheaper than a fan-out); otherwise `exact`. A scope of depth
+`d` answers in at most `d + 1` sequential rounds (a 2-hop scope: anchors, hop 1, hop 2 with the
+ranking reads), with one exception: when the ranking reads could not ride along with the
+expansion (a depth-0 scope with a `start` filter, or an expansion that ran out of new edges
+before `max_depth`) they take one more round. An ids scope ranks its anchors in round 0."""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from hoprag.documents import Node, Path
+from hoprag.edges import MISSING, Edges, MetadataEdge, nested_get
+from hoprag.embeddings.base import aembed_query
+from hoprag.errors import invalid
+from hoprag.filters import Filter
+from hoprag.scope_expansion import Expansion, Member, gather
+from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
+from hoprag.stats import HopStats, TraversalResult, TraversalStats
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.sync import run_sync
+from hoprag.validation import check_field, check_int
+
+__all__ = ["PLANS", "PUSHDOWN_MAX_K", "asearch", "scoped_hits", "search"]
+
+PLANS = ("auto", "exact", "pushdown")
+"""The ranking plans a scoped search can be asked for (see the module docstring)."""
+PUSHDOWN_MAX_K = 1000
+"""The largest `k` the pushdown plan serves (a vector search answers at most 1000 rows on
+Cassandra)."""
+
+_NO_EDGES = Edges(frozenset(), frozenset())
+
+
+def _check_order_by(order_by: Any) -> tuple[str, bool] | None:
+    """`order_by` as (field, descending), or None."""
+    if order_by is None:
+        return None
+    allowed = "a field name, 'field' for ascending or '-field' for descending, or None"
+    if not isinstance(order_by, str) or order_by in ("", "-"):
+        raise invalid("order_by", order_by, allowed)
+    descending = order_by.startswith("-")
+    name = order_by[1:] if descending else order_by
+    check_field(name, what="order_by")
+    return name, descending
+
+
+def _value_rank(value: Any) -> tuple[int, Any]:
+    """Sort key of a present value: numbers, then strings, then booleans, then anything else
+    by its text form (each group in its own order)."""
+    if isinstance(value, bool):
+        return (2, value)
+    if isinstance(value, int | float):
+        return (0, value)
+    if isinstance(value, str):
+        return (1, value)
+    return (3, repr(value))
+
+
+def order_hits(hits: Sequence[Hit], field: str, descending: bool) -> list[Hit]:
+    """`hits` ordered by metadata `field` (descending when asked); documents lacking the field
+    (or holding None) come last; ties by id. Mixed types order numbers, strings, booleans,
+    others (the group order reversed too when descending)."""
+    present: list[tuple[tuple[int, Any], Hit]] = []
+    missing: list[Hit] = []
+    for hit in sorted(hits, key=lambda h: h.id):
+        value = nested_get(hit.document.metadata, field)
+        if value is MISSING or value is None:
+            missing.append(hit)
+        else:
+            present.append((_value_rank(value), hit))
+    present.sort(key=lambda p: p[0], reverse=descending)  # stable: ties keep id order
+    return [h for _, h in present] + missing
+
+
+def _by_score(hits: Sequence[Hit]) -> list[Hit]:
+    """Best score first (unscored last), ties by id."""
+    return sorted(hits, key=lambda h: (-(h.score if h.score is not None else -math.inf), h.id))
+
+
+def _choose(plan: str, rank: PreparedQuery, k: int, order: tuple[str, bool] | None) -> str:
+    """The plan to run ("exact" or "pushdown"), before knowing the last hop."""
+    if plan == "exact" or order is not None or rank.embedding is None:
+        if plan == "pushdown":
+            raise invalid("plan", plan, "'auto' or 'exact' when there is no query to rank by")
+        return "exact"
+    if plan == "pushdown":
+        if k > PUSHDOWN_MAX_K:
+            raise invalid("plan", plan, f"'auto' or 'exact' for k > {PUSHDOWN_MAX_K}")
+        return "pushdown"
+    if getattr(rank, "prefers_exact_rank", False) or k > PUSHDOWN_MAX_K:
+        return "exact"
+    return "pushdown"
+
+
+def _hop(stats: TraversalStats) -> HopStats:
+    hop = HopStats(depth=len(stats.hops))
+    stats.hops.append(hop)
+    return hop
+
+
+async def _timed(hop: HopStats, calls: list[Callable[[], Awaitable[None]]]) -> None:
+    """One round: `calls` concurrently, its wall time recorded on `hop`."""
+    t0 = time.perf_counter()
+    try:
+        await gather(calls)
+    finally:
+        hop.seconds = time.perf_counter() - t0
+
+
+class _Ranking:
+    """The ranking reads of one scoped search: `rank`'s hits by id, and the ids asked."""
+
+    def __init__(self, rank: PreparedQuery, k: int, limit: int) -> None:
+        self.rank = rank
+        self.k = k
+        self.limit = limit
+        self.hits: dict[str, Hit] = {}
+        self.asked: set[str] = set()
+
+    def _take(self, hits: Sequence[Hit], hop: HopStats) -> None:
+        hop.rows += len(hits)
+        for h in hits:
+            self.hits.setdefault(h.id, h)
+
+    def get(self, ids: list[str], hop: HopStats) -> Callable[[], Awaitable[None]]:
+        """A call reading `ids` scored and filtered."""
+        hop.queries["get"] += 1
+        self.asked.update(ids)
+
+        async def call() -> None:
+            self._take(await self.rank.aget(ids), hop)
+
+        return call
+
+    def edges(
+        self, edges: list[MetadataEdge], hop: HopStats, pushdown: bool
+    ) -> Callable[[], Awaitable[None]]:
+        """A call reading the last hop's metadata edges: the top `k` of each (pushdown) or
+        every filtered document of each (exact)."""
+        kind = "adjacent" if pushdown else "match"
+        hop.queries[kind] = hop.queries.get(kind, 0) + len(edges)
+
+        async def call() -> None:
+            if pushdown:
+                pages = await self.rank.aadjacent_many(edges, k=self.k)
+            else:
+                pages = await self.rank.amatching(edges, limit=self.limit)
+            for hits in pages:
+                self._take(hits, hop)
+
+        return call
+
+
+async def _prepare_walk(
+    store: Store,
+    scope: Scope,
+    rank: PreparedQuery,
+    vector: Sequence[float] | None,
+    max_concurrency: int,
+) -> Expansion:
+    """The expansion, its queries prepared (with `vector` when they rank) and sharing `rank`'s
+    limiter."""
+    walk = await store.aprepare(
+        vector, None, include_embeddings=False, max_concurrency=max_concurrency
+    )
+    walk.limiter = rank.limiter
+    anchors = None
+    if scope.start is not None:
+        anchors = await store.aprepare(
+            vector, scope.start, include_embeddings=False, max_concurrency=max_concurrency
+        )
+        anchors.limiter = rank.limiter
+    return Expansion(scope, walk, anchors)
+
+
+async def scoped_hits(
+    store: Store,
+    scope: Scope,
+    rank: PreparedQuery,
+    *,
+    k: int,
+    embedding: Sequence[float] | None = None,
+    order: tuple[str, bool] | None = None,
+    plan: str = "auto",
+    stats: TraversalStats,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+) -> tuple[list[tuple[Hit, Member]], Expansion]:
+    """The `k` best members of `scope` that pass `rank`'s filter, each with its `Member`
+    (depth, path), best first by `rank`'s vector (or by `order`), and the expansion. `rank`
+    is the run's prepared query (its vector, filter and `include_embeddings`); `embedding` is
+    its raw vector, given when the expansion's reads may carry it (only when `rank` has no
+    filter and reads no embeddings: the expansion then ranks by itself). Every round is one
+    `HopStats` in `stats`; `stats.plan` names the plan that ran. All queries share `rank`'s
+    limiter."""
+    chosen = _choose(plan, rank, k, order)
+    walk_ranks = (
+        chosen == "exact"
+        and rank.filter.matches_all
+        and not rank.include_embeddings
+        and (embedding is not None or rank.embedding is None)
+    )
+    exp = await _prepare_walk(
+        store, scope, rank, embedding if walk_ranks else None, max_concurrency
+    )
+    ranking = _Ranking(rank, k, exp.limit)
+    used_pushdown = False
+    hop = _hop(stats)
+    calls: list[Callable[[], Awaitable[None]]] = [functools.partial(exp.read_anchors, hop)]
+    if scope.ids and not walk_ranks:
+        calls.append(ranking.get(list(scope.ids), hop))  # anchors known: ranked at once
+    await _timed(hop, calls)
+    final_read = walk_ranks
+    while step := exp.plan():
+        hop = _hop(stats)
+        if step.depth < scope.max_depth or walk_ranks:
+            await _timed(hop, [functools.partial(exp.step, step, hop)])
+            continue
+        # The last hop: its expansion reads and the ranking reads in one round.
+        calls = [functools.partial(exp.step, step, hop)]
+        earlier = [m for m in exp.members if m not in ranking.asked] + [e.id for e in step.ids]
+        if earlier:
+            calls.append(ranking.get(earlier, hop))
+        if step.meta:
+            # auto: a fan-out that could read more rows than the scope may hold is not cheaper.
+            fits = len(step.meta) * k <= scope.max_size
+            used_pushdown = chosen == "pushdown" and (plan == "pushdown" or fits)
+            calls.append(ranking.edges(step.meta, hop, used_pushdown))
+        await _timed(hop, calls)
+        final_read = True
+        break
+    if not final_read:
+        rest = [m for m in exp.members if m not in ranking.asked]
+        if rest:
+            hop = _hop(stats)
+            await _timed(hop, [ranking.get(rest, hop)])
+    members = exp.members
+    if walk_ranks:
+        cands = [m.hit for m in members.values()]
+    else:
+        cands = [h for h in ranking.hits.values() if h.id in members]
+    ordered = order_hits(cands, *order) if order is not None else _by_score(cands)
+    stats.plan = "pushdown" if used_pushdown else "exact"
+    stats.scope_size = len(members)
+    return [(h, members[h.id]) for h in ordered[:k]], exp
+
+
+def _node(hit: Hit, depth: int, path: Path, edges: Edges) -> Node:
+    doc = hit.document
+    return Node(
+        id=doc.id,
+        content=doc.content,
+        depth=depth,
+        similarity_score=float(hit.score) if hit.score is not None else float("nan"),
+        embedding=doc.embedding,
+        metadata=doc.metadata,
+        incoming_edges=edges.incoming,
+        outgoing_edges=edges.outgoing,
+        path=path,
+    )
+
+
+def _check_args(
+    query: Any, k: Any, scope: Any, order_by: Any, query_embedding: Any, plan: Any
+) -> tuple[int, tuple[str, bool] | None]:
+    if query is not None and not isinstance(query, str):
+        raise invalid("query", query, "a string, or None with order_by")
+    k = check_int("k", k, minimum=0, maximum=MAX_SCOPE_SIZE)
+    if scope is not None and not isinstance(scope, Scope):
+        raise invalid("scope", scope, "a hoprag Scope or None")
+    order = _check_order_by(order_by)
+    has_query = query is not None or query_embedding is not None
+    if order is None and not has_query:
+        raise invalid(
+            "query", None, "a query text (or query_embedding), unless order_by ranks instead"
+        )
+    if order is not None and has_query:
+        raise invalid(
+            "order_by",
+            order_by,
+            "None when a query is given (results rank by similarity to the query)",
+            hint="pass query=None to rank by a field",
+        )
+    if plan not in PLANS:
+        raise invalid("plan", plan, f"one of {', '.join(map(repr, PLANS))}")
+    return k, order
+
+
+async def asearch(
+    query: str | None,
+    *,
+    store: Store,
+    k: int = 10,
+    scope: Scope | None = None,
+    filter: Filter | None = None,
+    order_by: str | None = None,
+    query_embedding: Sequence[float] | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    plan: str = "auto",
+) -> TraversalResult:
+    """The `k` documents most similar to `query` (or `query_embedding`) that pass `filter`,
+    among the members of `scope` when given (see the module docstring), as a
+    `TraversalResult` of nodes (depth and path from the scope; depth 0 without one) with
+    `.stats` (one hop per round). With `query=None`, `order_by` ranks instead ("field"
+    ascending, "-field" descending, documents lacking the field last, ties by id); giving both
+    a query and `order_by` is an error. Nodes carry no embeddings. An empty scope gives an
+    empty result; a scope beyond its `max_size` raises `ScopeTooLargeError`. At most
+    `max_concurrency` store queries are in flight."""
+    k, order = _check_args(query, k, scope, order_by, query_embedding, plan)
+    check_int("max_concurrency", max_concurrency, minimum=1)
+    emb: Sequence[float] | None = query_embedding
+    if emb is None and query is not None:
+        emb = await aembed_query(store.embedding, query)
+    stats = TraversalStats()
+    t0 = time.perf_counter()
+    rank = await store.aprepare(
+        emb, filter, include_embeddings=False, max_concurrency=max_concurrency
+    )
+    if scope is not None:
+        found, exp = await scoped_hits(
+            store,
+            scope,
+            rank,
+            k=k,
+            embedding=emb,
+            order=order,
+            plan=plan,
+            stats=stats,
+            max_concurrency=max_concurrency,
+        )
+        nodes = [_node(h, m.depth, m.path, _edges_of(exp, m)) for h, m in found]
+        stats.seconds = time.perf_counter() - t0
+        return TraversalResult(nodes, stats)
+    hop = _hop(stats)
+    if order is None:
+        stats.plan = "search"
+        hop.queries["search"] += 1
+        hits = await rank.asearch(k=k) if k else []
+    else:
+        if rank.filter.matches_all:
+            raise invalid(
+                "filter",
+                filter,
+                "a non-empty filter (or a scope) when order_by ranks without a query",
+                hint="ordering every document of a store would read it all",
+            )
+        stats.plan = "filtered"
+        hop.queries["filter"] = 1
+        hits = await rank.afiltered(limit=DEFAULT_MAX_SIZE + 1)
+        if len(hits) > DEFAULT_MAX_SIZE:
+            raise invalid(
+                "filter",
+                filter,
+                f"a filter matching at most {DEFAULT_MAX_SIZE} documents for order_by",
+                hint="narrow the filter or use a Scope with a larger max_size",
+            )
+        hits = order_hits(hits, *order)[:k]
+    hop.rows = len(hits)
+    stats.seconds = hop.seconds = time.perf_counter() - t0
+    return TraversalResult([_node(h, 0, Path((h.id,)), _NO_EDGES) for h in hits], stats)
+
+
+def _edges_of(exp: Expansion, member: Member) -> Edges:
+    return exp.edges(member)
+
+
+def search(
+    query: str | None,
+    *,
+    store: Store,
+    k: int = 10,
+    scope: Scope | None = None,
+    filter: Filter | None = None,
+    order_by: str | None = None,
+    query_embedding: Sequence[float] | None = None,
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    plan: str = "auto",
+) -> TraversalResult:
+    """Synchronous `asearch` (`hoprag.sync.run_sync`: works inside and outside a running
+    event loop)."""
+    call = functools.partial(
+        asearch,
+        query,
+        store=store,
+        k=k,
+        scope=scope,
+        filter=filter,
+        order_by=order_by,
+        query_embedding=query_embedding,
+        max_concurrency=max_concurrency,
+        plan=plan,
+    )
+    return run_sync(call)
