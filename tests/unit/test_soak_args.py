@@ -1,0 +1,91 @@
+"""`scripts/soak` refuses bad arguments and a cluster it must not touch before it starts
+anything, and its full schedule runs every level with every fault."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SOAK = REPO / "scripts" / "soak.py"
+
+
+def _soak_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("soak_script", SOAK)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "HOPRAG_CASSANDRA"} | env
+    return subprocess.run(
+        [sys.executable, str(SOAK), *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--levels", "0"], "--levels must be ints in 1..1024"),
+        (["--levels", "a,b"], "--levels must be comma-separated ints"),
+        (["--faults", "none,flood"], "--faults must be a comma-separated list of none, kill"),
+        (["--seconds", "1"], "--seconds must be in 2..3600"),
+        (["--write-rate", "-1"], "--write-rate must be in 0..10000"),
+        (["--docs", "5"], "--docs must be in 10..20000"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_flag(args: list[str], message: str) -> None:
+    r = _run(*args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_a_named_cluster_is_refused_because_the_soak_kills_nodes() -> None:
+    r = _run("--quick", HOPRAG_CASSANDRA="10.0.0.1:9042")
+    assert r.returncode == 2
+    assert "does not use HOPRAG_CASSANDRA" in r.stdout
+
+
+def test_the_full_schedule_runs_every_level_with_every_fault_and_quick_one_each() -> None:
+    soak = _soak_module()
+    full = soak.plan([16, 64, 256], ["none", "kill", "delay"], 60.0, quick=False)
+    assert [(p.in_flight, p.fault) for p in full] == [
+        (n, f) for n in (16, 64, 256) for f in ("none", "kill", "delay")
+    ]
+    quick = soak.plan([16, 64, 256], ["none", "kill", "delay"], 10.0, quick=True)
+    assert [(p.in_flight, p.fault) for p in quick] == [(16, "none"), (64, "kill"), (256, "delay")]
+    assert {p.seconds for p in full} == {60.0}
+
+
+def test_a_miss_at_one_is_expected_and_a_miss_at_quorum_is_a_problem() -> None:
+    soak = _soak_module()
+    phase = soak.PhaseResult(in_flight=16, fault="none", label="all nodes up", completed=1)
+    phase.probes = {"ONE": {"ok": 3, "missing": 1}, "QUORUM": {"ok": 4}, "ALL": {"ok": 4}}
+    clean = {"missing": 0, "corrupted": 0, "unreadable": 0, "examples": []}
+    assert soak.verdict([phase], clean) == []
+    phase.probes["QUORUM"] = {"ok": 3, "missing": 1}
+    assert soak.verdict([phase], clean) == [
+        "16 in flight, all nodes up: probes at QUORUM: {'missing': 1}"
+    ]
+    killed = soak.PhaseResult(in_flight=16, fault="kill", label="killed", completed=1)
+    killed.probes = {"ALL": {"ok": 1, "Unavailable": 5}}
+    assert soak.verdict([killed], clean) == []
+    killed.probes = {"ALL": {"missing": 1}}
+    assert soak.verdict([killed], clean) == ["16 in flight, killed: probes at ALL: {'missing': 1}"]
+    assert soak.verdict([], clean | {"corrupted": 1, "examples": ["x"]}) == [
+        "1 acknowledged documents corrupted at ALL: ['x']"
+    ]
