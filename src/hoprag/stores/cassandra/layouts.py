@@ -46,6 +46,9 @@ SHREDDED_KEYS = "__shredded_keys"
 Bound = tuple[Any, ...]
 """The bound values of one `Layout.condition_clause`."""
 
+Clause = tuple[str, Bound]
+"""One WHERE clause of a query, with its bind markers, and the values bound to them."""
+
 
 def metadata_json(metadata: Mapping[str, Any]) -> str:
     """The metadata as compact JSON (checked by `validation.check_json` beforehand)."""
@@ -151,12 +154,23 @@ class Layout:
         containing `value`."""
         raise NotImplementedError
 
-    def bind(self, conditions: Sequence[Condition]) -> tuple[Bound, ...]:
-        """The bound values of compiled `$eq` conditions (one branch of a filter), each clause
-        once."""
-        out: dict[Bound, None] = {}
+    def clauses(self, field: str, value: Any) -> list[Clause]:
+        """The clauses (ANDed) that express `field` equal to / containing `value`."""
+        return [(self.condition_clause, b) for b in self.conditions(field, value)]
+
+    def pushed(self, condition: Condition) -> list[Clause] | None:
+        """The clauses that answer `condition` on the node, or None when it is checked after
+        the read (the default for anything but an equality)."""
+        if condition.op == "$eq":
+            return self.clauses(condition.field, condition.value)
+        return None
+
+    def bind(self, conditions: Sequence[Condition]) -> tuple[Clause, ...]:
+        """The clauses of the conditions of one branch of a filter that the node answers,
+        each clause once (the others are checked after the read)."""
+        out: dict[Clause, None] = {}
         for c in conditions:
-            out.update(dict.fromkeys(self.conditions(c.field, c.value)))
+            out.update(dict.fromkeys(self.pushed(c) or ()))
         return tuple(out)
 
     def create_statements(self, dimension: int) -> list[str]:
@@ -176,10 +190,10 @@ class Layout:
         raise NotImplementedError
 
     def matches(
-        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Bound, ...]]
+        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Clause, ...]]
     ) -> bool:
-        """Client-side check of the filter on a row (`compiled`, whose branches' equalities
-        bind to `bound`)."""
+        """Client-side check of the filter on a row (`compiled`, whose branches' pushed
+        conditions are the clauses `bound`)."""
         raise NotImplementedError
 
     def filter_columns(self) -> list[str]:
@@ -195,17 +209,18 @@ class Layout:
         raise NotImplementedError
 
     # --- shared query building -------------------------------------------------------------
-    def ann_query(self, n_conditions: int, include_embeddings: bool) -> str:
-        """`SELECT ... [WHERE cond AND ...] ORDER BY vec ANN OF ? LIMIT ?`. Bound values:
-        (query vector for the score unless embeddings are read, *conditions, query vector, k)."""
+    def ann_query(self, clauses: Sequence[str], include_embeddings: bool) -> str:
+        """`SELECT ... [WHERE clause AND ...] ORDER BY vec ANN OF ? LIMIT ?`. Bound values:
+        (query vector for the score unless embeddings are read, *the clauses' values, query
+        vector, k)."""
         cols = self.base_columns()
         if include_embeddings:
             cols.append(self.vector_col)
         else:
             cols.append(f"similarity_cosine({self.vector_col}, ?)")
         where = ""
-        if n_conditions:
-            where = " WHERE " + " AND ".join([self.condition_clause] * n_conditions)
+        if clauses:
+            where = " WHERE " + " AND ".join(clauses)
         return (
             f"SELECT {', '.join(cols)} FROM {self.fq}{where} "
             f"ORDER BY {self.vector_col} ANN OF ? LIMIT ?"
@@ -298,7 +313,7 @@ class HopragLayout(Layout):
                 )
 
     def matches(
-        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Bound, ...]]
+        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Clause, ...]]
     ) -> bool:
         """The shared evaluator on the row's decoded metadata."""
         return filter_matches(compiled, self.decode_metadata(row))
@@ -412,11 +427,11 @@ class CassioLayout(Layout):
                 )
 
     def matches(
-        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Bound, ...]]
+        self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Clause, ...]]
     ) -> bool:
         """Some branch's equalities hold in the row's `metadata_s` (cassio's strings)."""
         entries: Mapping[str, str] = row[3] or {}
-        return any(all(entries.get(key) == value for key, value in b) for b in bound)
+        return any(all(entries.get(key) == value for _, (key, value) in b) for b in bound)
 
     def insert_query(self) -> str:
         return (

@@ -46,7 +46,7 @@ from hoprag.stores.base import Hit, PreparedQuery
 from hoprag.stores.cassandra import sets
 from hoprag.stores.cassandra.executor import Call, Executor
 from hoprag.stores.cassandra.guards import MAX_K
-from hoprag.stores.cassandra.layouts import Bound, Layout
+from hoprag.stores.cassandra.layouts import Clause, Layout
 from hoprag.stores.cassandra.vectors import PackedVector
 from hoprag.validation import check_ids, check_int, check_k
 
@@ -61,12 +61,12 @@ def _score(hit: Hit) -> float:
     return hit.score if hit.score is not None else float("-inf")
 
 
-def _pushdown(layout: Layout, compiled: CompiledFilter) -> tuple[tuple[Bound, ...], ...]:
-    """The bound equalities of each branch of the filter, in branch order, without a branch
-    whose clauses include another's (its rows are among the other's, and every row read is
-    checked against the whole filter when anything is left to check)."""
-    bound = [layout.bind([c for c in b if c.op == "$eq"]) for b in compiled.branches]
-    kept: list[tuple[Bound, ...]] = []
+def _pushdown(layout: Layout, compiled: CompiledFilter) -> tuple[tuple[Clause, ...], ...]:
+    """The clauses the node answers for each branch of the filter, in branch order, without a
+    branch whose clauses include another's (its rows are among the other's, and every row read
+    is checked against the whole filter when anything is left to check)."""
+    bound = [layout.bind(b) for b in compiled.branches]
+    kept: list[tuple[Clause, ...]] = []
     for b in sorted(dict.fromkeys(bound), key=len):
         if not any(set(k) <= set(b) for k in kept):
             kept.append(b)
@@ -106,7 +106,7 @@ class CassandraQuery(PreparedQuery):
         )
         # A score is computed by Cassandra (one more bound vector) when vectors are not read.
         self._head: list[Any] = [] if include_embeddings or embedding is None else [embedding]
-        self._texts: dict[int, str] = {}
+        self._texts: dict[tuple[str, ...], str] = {}
 
     def _vector(self, what: str) -> PackedVector:
         """The query vector, which `what` needs."""
@@ -114,22 +114,22 @@ class CassandraQuery(PreparedQuery):
             raise invalid("embedding", None, f"a query vector for {what}")
         return self.embedding
 
-    def _edge_bound(self, edge: Any) -> list[Bound]:
-        """The edge's own bound conditions."""
+    def _edge_bound(self, edge: Any) -> list[Clause]:
+        """The edge's own clauses."""
         if not isinstance(edge, MetadataEdge):
             raise invalid("edge", edge, "a MetadataEdge (id edges are read with aget)")
-        own = self._layout.conditions(edge.incoming_field, edge.value)
+        own = self._layout.clauses(edge.incoming_field, edge.value)
         return list(dict.fromkeys(own))
 
-    def _ann_call(self, clauses: Sequence[Bound], qv: PackedVector, limit: int) -> Call:
-        """The text and values of a vector search under these bound clauses."""
-        n = len(clauses)
-        text = self._texts.get(n)
+    def _ann_call(self, clauses: Sequence[Clause], qv: PackedVector, limit: int) -> Call:
+        """The text and values of a vector search under these clauses."""
+        shape = tuple(text for text, _ in clauses)
+        text = self._texts.get(shape)
         if text is None:
-            text = self._texts[n] = self._layout.ann_query(n, self.include_embeddings)
+            text = self._texts[shape] = self._layout.ann_query(shape, self.include_embeddings)
         params = self._head.copy()
-        for c in clauses:
-            params.extend(c)
+        for _, values in clauses:
+            params.extend(values)
         params.append(qv)
         params.append(limit)
         return text, params
@@ -145,14 +145,14 @@ class CassandraQuery(PreparedQuery):
         return self._layout.matches(row, self.filter, self._bound)
 
     async def _ann(
-        self, owns: Sequence[Sequence[Bound]], qv: PackedVector, k: int, operation: str
+        self, owns: Sequence[Sequence[Clause]], qv: PackedVector, k: int, operation: str
     ) -> list[list[Hit]]:
         """For each of `owns` (an edge's clauses, or none for the start search) the `k` best
         rows passing the filter: one query per filter branch, all in one burst, each read
         again with a doubled LIMIT while it came back full with fewer than `k` passing rows
         and something is checked after the read (see the module docstring)."""
         limit = min(MAX_K, k * self._overquery)
-        jobs: list[tuple[int, list[Bound]]] = []
+        jobs: list[tuple[int, list[Clause]]] = []
         for i, own in enumerate(owns):
             for branch in self._bound:
                 jobs.append((i, [*own, *(c for c in branch if c not in own)]))
@@ -233,14 +233,14 @@ class CassandraQuery(PreparedQuery):
 
     # -- complete sets (scopes) -------------------------------------------------------------
 
-    async def _complete(self, owns: Sequence[Sequence[Bound]], limit: int) -> list[list[Hit]]:
+    async def _complete(self, owns: Sequence[Sequence[Clause]], limit: int) -> list[list[Hit]]:
         """For each of `owns` (an edge's clauses, or none) every row passing the filter, at
         most `limit`: one paged equality read per filter branch, all in one burst, unioned.
         When something is checked after the read, a branch whose read came back full with
         fewer than `limit` passing rows is read again with four times the LIMIT (at most
         `MAX_COMPLETE_ROWS`), so the set is complete up to `limit`."""
         inc, qv = self.include_embeddings, self.embedding
-        jobs: list[tuple[int, list[Bound]]] = []
+        jobs: list[tuple[int, list[Clause]]] = []
         if not all(owns) and not all(self._bound):
             raise invalid(
                 "filter",
@@ -256,7 +256,8 @@ class CassandraQuery(PreparedQuery):
         while pending:
             calls: list[Call] = []
             for (_, clauses), lim in pending:
-                text = sets.match_query(self._layout, len(clauses), inc, qv is not None)
+                shape = [text for text, _ in clauses]
+                text = sets.match_query(self._layout, shape, inc, qv is not None)
                 calls.append((text, sets.match_params(self._head, clauses, lim)))
             pages = await self._executor.burst(calls, "complete read", self.limiter)
             again = []

@@ -13,28 +13,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hoprag.stores.cassandra.layouts import Bound, Layout
+from hoprag.stores.cassandra.layouts import Clause, Layout
 
 
-def match_query(layout: Layout, n_conditions: int, include_embeddings: bool, scored: bool) -> str:
-    """`SELECT <columns> FROM <table> WHERE cond AND ... LIMIT ?` (at least one condition).
-    Bound values: ([query vector for the score], *conditions, limit)."""
-    if n_conditions < 1:
+def match_query(
+    layout: Layout, clauses: Sequence[str], include_embeddings: bool, scored: bool
+) -> str:
+    """`SELECT <columns> FROM <table> WHERE clause AND ... LIMIT ?` (at least one clause).
+    Bound values: ([query vector for the score], *the clauses' values, limit)."""
+    if not clauses:
         raise ValueError("a complete read needs at least one condition")
     cols = layout.base_columns()
     if include_embeddings:
         cols.append(layout.vector_col)
     elif scored:
         cols.append(f"similarity_cosine({layout.vector_col}, ?)")
-    where = " AND ".join([layout.condition_clause] * n_conditions)
+    where = " AND ".join(clauses)
     return f"SELECT {', '.join(cols)} FROM {layout.fq} WHERE {where} LIMIT ?"
 
 
-def match_params(head: Sequence[Any], conditions: Sequence[Bound], limit: int) -> list[Any]:
+def match_params(head: Sequence[Any], clauses: Sequence[Clause], limit: int) -> list[Any]:
     """The bound values of `match_query`: `head` (the score's vector, or nothing), the
-    conditions' values, then the limit."""
+    clauses' values, then the limit."""
     params = list(head)
-    for c in conditions:
-        params.extend(c)
+    for _, values in clauses:
+        params.extend(values)
     params.append(limit)
     return params
