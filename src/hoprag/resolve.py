@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
@@ -43,6 +43,8 @@ __all__ = [
     "entity_values",
     "normalize",
     "rank",
+    "rank_counted",
+    "tiers",
     "words",
 ]
 
@@ -172,27 +174,50 @@ def too_many(request: ResolveRequest, n: int) -> InvalidInputError:
     )
 
 
+def tiers(request: ResolveRequest, matches: Iterable[Match]) -> list[list[Match]]:
+    """The matches of the requested fields, each (field, value) once, grouped into score
+    tiers, best first: exact matches, then token matches by falling score."""
+    position = {f: i for i, f in enumerate(request.fields)}
+    unique = {(m.field, m.value): m for m in matches if m.field in position}
+    ordered = sorted(unique.values(), key=lambda m: (not m.exact, -m.score))
+    return [list(g) for _, g in groupby(ordered, key=lambda m: (m.exact, m.score))]
+
+
+def _add_tier(
+    request: ResolveRequest, out: list[Candidate], tier: list[Match], counts: Sequence[int]
+) -> bool:
+    """Append a tier's candidates carried by documents, in their order; True once `out`
+    holds `request.limit` of them."""
+    position = {f: i for i, f in enumerate(request.fields)}
+    found = [
+        Candidate(m.field, m.value, n, m.score) for m, n in zip(tier, counts, strict=True) if n > 0
+    ]
+    found.sort(key=lambda c: (-c.documents, c.value, position[c.field]))
+    out.extend(found)
+    return len(out) >= request.limit
+
+
 async def rank(
     request: ResolveRequest,
     matches: Iterable[Match],
     count: Callable[[list[Match]], Awaitable[list[int]]],
 ) -> list[Candidate]:
     """The best `request.limit` candidates of `matches` (see the module docstring);
-    `count(tier)` gives the number of documents carrying each match of a score tier."""
-    position = {f: i for i, f in enumerate(request.fields)}
-    unique = {(m.field, m.value): m for m in matches if m.field in position}
-    ordered = sorted(unique.values(), key=lambda m: (not m.exact, -m.score))
+    `count(tier)` gives the number of documents carrying each match of a score tier, and is
+    called tier by tier, best first, until the limit is reached."""
     out: list[Candidate] = []
-    for _, group in groupby(ordered, key=lambda m: (m.exact, m.score)):
-        tier = list(group)
-        counts = await count(tier)
-        found = [
-            Candidate(m.field, m.value, n, m.score)
-            for m, n in zip(tier, counts, strict=True)
-            if n > 0
-        ]
-        found.sort(key=lambda c: (-c.documents, c.value, position[c.field]))
-        out.extend(found)
-        if len(out) >= request.limit:
+    for tier in tiers(request, matches):
+        if _add_tier(request, out, tier, await count(tier)):
+            break
+    return out[: request.limit]
+
+
+def rank_counted(
+    request: ResolveRequest, matches: Iterable[Match], counts: Mapping[tuple[str, str], int]
+) -> list[Candidate]:
+    """`rank` when every match's document count is known: `counts[(field, value)]`."""
+    out: list[Candidate] = []
+    for tier in tiers(request, matches):
+        if _add_tier(request, out, tier, [counts[(m.field, m.value)] for m in tier]):
             break
     return out[: request.limit]

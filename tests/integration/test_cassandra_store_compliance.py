@@ -3,6 +3,7 @@ real Cassandra 5.0 node: one fresh keyspace (and table) per test."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -14,9 +15,15 @@ from hoprag.testing import StoreCompliance, StoreFactory
 
 @pytest.fixture
 def store_factory(cassandra_session: Any, keyspace: str) -> StoreFactory:
-    async def make(embedding: Any, documents: list[Document]) -> CassandraStore:
+    async def make(
+        embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
+    ) -> CassandraStore:
         store = CassandraStore(
-            embedding, keyspace=keyspace, table="docs", session=cassandra_session
+            embedding,
+            keyspace=keyspace,
+            table="docs",
+            session=cassandra_session,
+            fields=dict(fields or {}),
         )
         # One insert at a time: the memtable's vector graph built from concurrent inserts is
         # not deterministic, and about one load in twelve answered a top-1 search with the
