@@ -362,7 +362,7 @@ def test_fields_declare_and_list_from_the_command_line(
     assert "declares no fields" in before.stdout
     r = run("fields", "declare", "--table", "docs", "rank=number", "day=date", "who=entity")
     assert r.returncode == 0, r.stderr
-    assert f"{keyspace}.docs declares rank=number, day=date, who=entity" in r.stdout
+    assert f"{keyspace}.docs declares day=date, rank=number, who=entity" in r.stdout
     assert re.search(rf"backfill docs {N} docs", r.stderr), r.stderr
     listed = run("fields", "list", "--table", "docs", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -464,3 +464,15 @@ def test_resolving_fonda_on_films_counts_what_sql_counts(
     ]
     assert store.resolve("x'); DROP TABLE films; --", ["cast", "director", "writer"]) == []
     assert store.resolve("jane fonda", ["cast"], limit=1)[0].documents == counts["Jane Fonda"]
+
+
+def test_load_films_declares_the_films_fields(cassandra_contact_points: str, keyspace: str) -> None:
+    from hoprag import datasets
+
+    run = lambda *a: _hoprag(cassandra_contact_points, *a, "--keyspace", keyspace)  # noqa: E731
+    load = run("load", "films", "--limit", "120", "--embedding", "hash:16", "--table", "f")
+    assert load.returncode == 0, load.stderr
+    listed = run("fields", "list", "--table", "f", "--json")
+    assert listed.returncode == 0, listed.stderr
+    got = {r["field"]: (r["kind"], r["state"]) for r in json.loads(listed.stdout)}
+    assert got == {f: (k, "ready") for f, k in datasets.DATASETS["films"].fields}

@@ -13,9 +13,9 @@
                 return store
             return make
 
-The `aresolve` tests call `factory(embedding, documents, fields=RESOLVE_FIELDS)`: a factory
-whose store needs declared fields passes `fields` on (CassandraStore(..., fields=fields));
-others accept and ignore it.
+A factory that takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `aresolve`
+tests, for stores that resolve declared fields only (`CassandraStore(..., fields=fields)`);
+factories without it are called as before.
 
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""

@@ -7,6 +7,7 @@ approximate indexes are fine on twelve documents. Needs pytest and pytest-asynci
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, ClassVar
@@ -34,9 +35,24 @@ from hoprag.traversal import atraverse
 from hoprag.validation import MAX_INT, MIN_INT
 
 StoreFactory = Callable[..., Awaitable[Store]]
-"""`await factory(embedding, documents)`: a fresh store holding exactly `documents`. The
-`aresolve` tests call `await factory(embedding, documents, fields=RESOLVE_FIELDS)`: a store
-that needs declared fields declares them (`{field: "entity", ...}`), others ignore it."""
+"""`await factory(embedding, documents)`: a fresh store holding exactly `documents`. A factory
+that also takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `aresolve` tests: a
+store that needs declared fields declares them (`{field: "entity", ...}`). Factories without
+it are called as before."""
+
+
+def _takes_fields(factory: Callable[..., Any]) -> bool:
+    """Whether the factory accepts a `fields` keyword (or any keyword)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD
+        or (p.name == "fields" and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+        for p in params
+    )
+
 
 TOL = 1e-3
 
@@ -654,9 +670,11 @@ class StoreCompliance:
 
     @pytest_asyncio.fixture
     async def names(self, store_factory: StoreFactory) -> AsyncIterator[Any]:
-        store = await store_factory(
-            HashEmbedding(COMPLIANCE_DIM), resolve_documents(), fields=dict(RESOLVE_FIELDS)
-        )
+        emb, docs = HashEmbedding(COMPLIANCE_DIM), resolve_documents()
+        if _takes_fields(store_factory):
+            store = await store_factory(emb, docs, fields=dict(RESOLVE_FIELDS))
+        else:
+            store = await store_factory(emb, docs)
         yield store
 
     async def test_resolve_ranks_exact_then_token_matches_with_document_counts(
