@@ -118,4 +118,5 @@ def test_a_declaration_must_be_a_mapping_and_needs_the_hoprag_layout() -> None:
     with pytest.raises(InvalidInputError, match="mode='hoprag'"):
         CassandraConfig(keyspace="k", table="t", mode="cassio", fields={"year": "number"})
     ok = CassandraConfig(keyspace="k", table="t", fields={"year": "number", "a.b": "entity"})
-    assert ok.fields == {"year": "number", "a.b": "entity"}
+    assert ok.field_kinds == {"year": "number", "a.b": "entity"}
+    assert hash(ok) == hash(CassandraConfig(keyspace="k", table="t", fields=dict(ok.fields)))

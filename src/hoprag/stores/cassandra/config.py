@@ -41,8 +41,10 @@ class CassandraConfig(BaseModel):
     mode: Mode = Field("hoprag", description="'hoprag' or 'cassio'")
     """"hoprag" (hoprag's own table) or "cassio" (a LangChain/cassio table)."""
     list_fields: tuple[str, ...] = Field((), description="field names (mode='cassio' only)")
-    fields: dict[str, str] = Field(
-        default_factory=dict,
+    """cassio mode: metadata fields whose lists were shredded by langchain-graph-retriever's
+    `ShreddingTransformer` (graph-retriever's `nested_metadata_fields`)."""
+    fields: tuple[tuple[str, str], ...] = Field(
+        (),
         description="a mapping of plain field names to 'number', 'date' or 'entity' "
         "(mode='hoprag' only)",
     )
@@ -50,8 +52,6 @@ class CassandraConfig(BaseModel):
     fields, the values catalogue for `aresolve` on entity fields. Kept with the table, so a
     store opened later without `fields=` knows them; declaring new fields on an existing
     table takes the migration (`CassandraStore.adeclare_fields`, `hoprag fields declare`)."""
-    """cassio mode: metadata fields whose lists were shredded by langchain-graph-retriever's
-    `ShreddingTransformer` (graph-retriever's `nested_metadata_fields`)."""
     create_schema: bool = Field(True, description=_BOOL)
     """Create the table and its indexes when missing."""
     create_keyspace: bool = Field(True, description=_BOOL)
@@ -106,11 +106,19 @@ class CassandraConfig(BaseModel):
 
     @field_validator("fields", mode="before")
     @classmethod
-    def _declared(cls, value: Any) -> dict[str, str]:
-        """A declaration of field kinds (`fields.check_declaration`)."""
+    def _declared(cls, value: Any) -> tuple[tuple[str, str], ...]:
+        """A declaration of field kinds (`fields.check_declaration`), kept as (field, kind)
+        pairs so that the config stays hashable; `field_kinds` gives the mapping."""
         from hoprag.stores.cassandra.fields import check_declaration
 
-        return check_declaration(value)
+        if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+            value = dict(value)
+        return tuple(check_declaration(value).items())
+
+    @property
+    def field_kinds(self) -> dict[str, str]:
+        """The declared fields as a mapping of field name to kind."""
+        return dict(self.fields)
 
     @model_validator(mode="after")
     def _list_fields_need_cassio(self) -> CassandraConfig:
@@ -120,7 +128,7 @@ class CassandraConfig(BaseModel):
             raise invalid("list_fields", list(self.list_fields), "empty unless mode='cassio'")
         if self.fields and self.mode != "hoprag":
             raise invalid(
-                "fields", self.fields, "empty unless mode='hoprag'",
+                "fields", self.field_kinds, "empty unless mode='hoprag'",
                 hint="declared fields (typed columns, the values catalogue) need hoprag's "
                 "own table layout",
             )  # fmt: skip

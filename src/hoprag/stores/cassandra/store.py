@@ -226,7 +226,7 @@ class CassandraStore(Store):
                     self.layout.fields = declare.open_fields(
                         self._session,
                         self.layout,
-                        self.config.fields,
+                        self.config.field_kinds,
                         created=not existed,
                         wait=self.config.wait_indexes,
                     )
