@@ -31,7 +31,7 @@ _CQL_TYPE = {"number": "decimal", "date": "bigint"}
 _SAI = "USING 'StorageAttachedIndex'"
 
 
-def _conflicts(
+def check_conflicts(
     layout: Layout, stored: Mapping[str, DeclaredField], given: Mapping[str, str], what: str
 ) -> None:
     """Refuse a field `given` with another kind than the stored declaration's."""
@@ -108,7 +108,7 @@ def open_fields(
     naming its command. Blocking."""
     catalog = FieldCatalog(session, layout.keyspace)
     stored = catalog.load(layout.table)
-    _conflicts(layout, stored, given, "fields")
+    check_conflicts(layout, stored, given, "fields")
     new = {f: k for f, k in given.items() if f not in stored}
     if new and not created:
         raise InvalidInputError(

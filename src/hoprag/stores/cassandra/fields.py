@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Literal
 
 from hoprag.dates import iso_instant
+from hoprag.edges import MISSING, nested_get
 from hoprag.errors import InvalidInputError, invalid
+from hoprag.resolve import entity_values
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.names import check_name
 from hoprag.stores.cassandra.schema import execute_ddl
@@ -54,7 +56,6 @@ _NAME_ALLOWED = (
     "underscores (e.g. 'year' or 'ratings.imdb')"
 )
 _PREFIX = {"number": "n_", "date": "d_"}
-_CQL_TYPE = {"number": "decimal", "date": "bigint"}
 
 
 def mangle(field: str) -> str:
@@ -145,6 +146,28 @@ def column_value(kind: str, value: Any) -> Any:
     if kind == "date":
         return iso_instant(value)
     return None
+
+
+def entity_entries(
+    fields: Iterable[DeclaredField], metadata: Mapping[str, Any]
+) -> set[tuple[str, str]]:
+    """(field, value) of every string `metadata` holds in one of the entity `fields`."""
+    out: set[tuple[str, str]] = set()
+    for decl in fields:
+        if decl.kind == "entity":
+            value = nested_get(metadata, decl.field)
+            if value is not MISSING:
+                out.update((decl.field, v) for v in entity_values(value))
+    return out
+
+
+def typed_value(decl: DeclaredField, metadata: Mapping[str, Any]) -> tuple[Any, bool]:
+    """The typed column value of a document's metadata for a number or date field (None:
+    null) and whether the field holds a list (the document then gets its list marker)."""
+    value = nested_get(metadata, decl.field)
+    if value is MISSING:
+        return None, False
+    return column_value(decl.kind, value), isinstance(value, list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hoprag.documents import Document
-from hoprag.edges import MISSING, FrozenDict, nested_get
+from hoprag.edges import FrozenDict, nested_get
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Condition
-from hoprag.resolve import entity_values
 from hoprag.stores.base import Hit
 from hoprag.stores.cassandra import fields as fl
 from hoprag.stores.cassandra import schema, vectors
@@ -199,12 +198,7 @@ class Layout:
 
     def entity_entries(self, metadata: Any) -> set[tuple[str, str]]:
         """(field, value) of every string a document holds in a declared entity field."""
-        out: set[tuple[str, str]] = set()
-        for decl in self.fields.entities():
-            value = nested_get(metadata, decl.field)
-            if value is not MISSING:
-                out.update((decl.field, v) for v in entity_values(value))
-        return out
+        return fl.entity_entries(self.fields.entities(), metadata)
 
     def list_marker(self, field: str) -> str:
         """The `tokens` entry of documents whose declared typed `field` holds a list (their
@@ -362,10 +356,10 @@ class HopragLayout(Layout):
         tokens = tok.metadata_tokens(doc.metadata)
         typed: list[Any] = []
         for decl in self.fields.typed():
-            value = nested_get(doc.metadata, decl.field)
-            if isinstance(value, list):
+            value, is_list = fl.typed_value(decl, doc.metadata)
+            if is_list:
                 tokens.add(fl.list_marker(decl.field))
-            typed.append(None if value is MISSING else fl.column_value(decl.kind, value))
+            typed.append(value)
         return (doc.id, doc.content, embedding, metadata_json(doc.metadata), tokens, *typed)
 
 

@@ -26,7 +26,6 @@ import functools
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Unpack
 
 import anyio
@@ -51,7 +50,9 @@ from hoprag.stores.cassandra.fields import (
     check_declaration,
     column_for,
     declare_command,
+    entity_entries,
     list_marker,
+    typed_value,
 )
 from hoprag.stores.cassandra.layouts import Layout, layout_for
 from hoprag.stores.cassandra.query import CassandraQuery
@@ -491,7 +492,7 @@ class CassandraStore(Store):
         session = self._session
         catalog = FieldCatalog(session, self.keyspace)
         stored = await anyio.to_thread.run_sync(catalog.load, self.table)
-        declare._conflicts(self.layout, stored, decl, "fields")
+        declare.check_conflicts(self.layout, stored, decl, "fields")
         todo = [
             DeclaredField(f, k, column_for(f, k), ready=False)
             for f, k in decl.items()
@@ -544,7 +545,7 @@ class CassandraStore(Store):
         from cassandra.query import UNSET_VALUE
 
         typed = [d for d in todo if d.column is not None]
-        entity = FieldSet({d.field: replace(d, writable=True) for d in todo if d.column is None})
+        entity = [d for d in todo if d.kind == "entity"]
         sets = ", ".join([f"{d.column} = ?" for d in typed] + ["tokens = tokens + ?"])
         update = f"UPDATE {self.layout.fq} SET {sets} WHERE id = ?"
         reader = _PageReader(
@@ -553,8 +554,6 @@ class CassandraStore(Store):
         lists: set[str] = set()
         seen: set[tuple[str, str]] = set()
         done = 0
-        probe = type(self.layout)(self.keyspace, self.table)
-        probe.fields = entity
         while True:
             page = await anyio.to_thread.run_sync(reader.next_page)
             if page is None:
@@ -566,15 +565,14 @@ class CassandraStore(Store):
                 values: list[Any] = []
                 markers: set[str] = set()
                 for d in typed:
-                    value = _nested(metadata, d.field)
-                    if isinstance(value, list):
+                    v, is_list = typed_value(d, metadata)
+                    if is_list:
                         markers.add(list_marker(d.field))
                         lists.add(d.field)
-                    v = fields_column_value(d.kind, value)
                     values.append(UNSET_VALUE if v is None else v)
                 if typed and (markers or any(v is not UNSET_VALUE for v in values)):
                     updates.append((*values, markers or UNSET_VALUE, doc_id))
-                entries |= probe.entity_entries(metadata)
+                entries |= entity_entries(entity, metadata)
             new = entries - seen
             seen |= new
             if new:
@@ -599,20 +597,6 @@ RESOLVE_CONCURRENCY = 32
 """Count queries one `aresolve` has in flight at most."""
 BACKFILL_PAGE = 500
 """Rows per page of a migration's read of the table."""
-
-
-def _nested(metadata: Any, field: str) -> Any:
-    from hoprag.edges import MISSING, nested_get
-
-    value = nested_get(metadata, field)
-    return None if value is MISSING else value
-
-
-def fields_column_value(kind: str, value: Any) -> Any:
-    """The typed column value of a metadata value (None: leave the column alone)."""
-    from hoprag.stores.cassandra.fields import column_value
-
-    return None if value is None else column_value(kind, value)
 
 
 class _PageReader:
