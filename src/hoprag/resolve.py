@@ -160,6 +160,9 @@ def check_resolve(text: Any, fields: Any, limit: Any) -> ResolveRequest:
         raise invalid("text", text, allowed)
     if len(found) > MAX_WORDS:
         raise invalid("text", text, f"at most {MAX_WORDS} distinct words")
+    if len(norm.encode("utf-8")) > MAX_VALUE_BYTES:
+        allowed = f"a text whose normalised form has at most {MAX_VALUE_BYTES} bytes"
+        raise invalid("text", text, allowed)
     return ResolveRequest(text, norm, found, checked, n)
 
 

@@ -69,6 +69,8 @@ def test_resolve_requests_keep_fields_once_in_order() -> None:
     assert req.fields == ("cast", "director")
     with pytest.raises(InvalidInputError, match="at most 16 distinct words"):
         check_resolve(" ".join(f"w{i}" for i in range(17)), ["cast"], 5)
+    with pytest.raises(InvalidInputError, match="normalised form has at most 512 bytes"):
+        check_resolve("\ufdfa" * 40, ["cast"], 5)  # each expands to 18 characters
 
 
 def test_numbers_are_exact_decimals_and_bools_are_not_numbers() -> None:

@@ -35,7 +35,14 @@ from hoprag.documents import Document
 from hoprag.embeddings.base import aembed_documents, embed_query
 from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
 from hoprag.filters import Filter, compile_filter
-from hoprag.resolve import MAX_CANDIDATES, Candidate, Match, check_resolve, rank, too_many
+from hoprag.resolve import (
+    MAX_CANDIDATES,
+    Candidate,
+    Match,
+    check_resolve,
+    rank,
+    too_many,
+)
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store
 from hoprag.stores.cassandra import declare
 from hoprag.stores.cassandra import tokens as tok
