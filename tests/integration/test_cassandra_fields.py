@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 from decimal import Decimal
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from keyspaces import new_keyspace
 
+from films_sql import fonda_films
 from hoprag import Document
 from hoprag.dates import iso_instant
 from hoprag.embeddings.hash import HashEmbedding
@@ -404,52 +404,12 @@ def test_fields_declare_on_a_missing_table_fails_clearly(
 # --- films: aresolve against SQL over movies.db ------------------------------------------------
 
 
-def _sql_films() -> tuple[list[int], list[int], dict[str, int]]:
-    """By SQL over movies.db: every row's ID in the order `load_films` reads them, the IDs of
-    the films to load (every film with a Fonda in its cast, and the first 300 by ID), and the
-    number of those films per cast member whose name has the word 'Fonda'."""
-    from hoprag.datasets.films import movies_db_path
-
-    conn = sqlite3.connect(f"file:{movies_db_path()}?mode=ro", uri=True)
-    try:
-        order = [r[0] for r in conn.execute(
-            "SELECT o.ID FROM omdb AS o LEFT JOIN tomatoes AS t ON t.ID = o.ID ORDER BY o.ID"
-        )]  # fmt: skip
-        chosen = (
-            "(SELECT ID FROM omdb WHERE \"Cast\" LIKE '%fonda%' UNION "
-            "SELECT ID FROM (SELECT ID FROM omdb ORDER BY ID LIMIT 300))"
-        )
-        ids = [r[0] for r in conn.execute(f"SELECT ID FROM omdb WHERE ID IN {chosen}")]
-        names: set[str] = set()
-        for (cast,) in conn.execute(f'SELECT "Cast" FROM omdb WHERE ID IN {chosen}'):
-            for name in (cast or "").split(","):
-                if re.search(r"\bfonda\b", name, re.IGNORECASE):
-                    names.add(name.strip())
-        counts = {
-            name: conn.execute(
-                f"SELECT COUNT(*) FROM omdb WHERE ID IN {chosen} AND "
-                "(',' || REPLACE(\"Cast\", ', ', ',') || ',') LIKE ('%,' || ? || ',%')",
-                (name,),
-            ).fetchone()[0]
-            for name in names
-        }
-        return order, ids, counts
-    finally:
-        conn.close()
-
-
 def test_resolving_fonda_on_films_counts_what_sql_counts(
     cassandra_session: Any, keyspace: str
 ) -> None:
     from hoprag import datasets
 
-    order, ids, counts = _sql_films()
-    assert {"Jane Fonda", "Henry Fonda", "Peter Fonda", "Bridget Fonda"} <= set(counts)
-    every = list(datasets.load("films"))
-    assert len(every) == len(order)
-    wanted = set(ids)
-    docs = [d for d, row in zip(every, order, strict=True) if row in wanted]
-    assert len(docs) == len(wanted)
+    docs, counts = fonda_films()
     store = _store(cassandra_session, keyspace, table="films",
                    fields=dict(datasets.DATASETS["films"].fields))  # fmt: skip
     store.add(docs)
