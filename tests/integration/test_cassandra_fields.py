@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -375,6 +377,43 @@ def test_fields_declare_and_list_from_the_command_line(
     _check_migrated(cassandra_session, _store(cassandra_session, keyspace), docs)
     table = run("fields", "list", "--table", "docs")
     assert table.stdout.split("\n")[1].split() == ["day", "date", "d_day", "ready", "no"]
+
+
+def test_an_interrupted_fields_declare_resumes_when_run_again(
+    cassandra_session: Any, cassandra_contact_points: str, loaded: tuple[str, list[Document]]
+) -> None:
+    """SIGINT once the declaration is recorded (`adding`), before it is `ready`: the command
+    says to run it again, `fields list` shows it incomplete, and the same command completes it."""
+    keyspace, docs = loaded
+    args = [sys.executable, "-m", "hoprag.cli", "fields", "declare", "--table", "docs",
+            "rank=number", "day=date", "who=entity", "--keyspace", keyspace,
+            "--contact-points", cassandra_contact_points]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    catalog = FieldCatalog(cassandra_session, keyspace)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                states = {d.ready for d in catalog.load("docs").values()}
+            except Exception:  # the fields table may be in the middle of its creation
+                states = set()
+            if states == {False}:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, "the declaration finished before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "run the same command again" in err
+    listed = _hoprag(cassandra_contact_points, "fields", "list", "--table", "docs", "--json",
+                     "--keyspace", keyspace)  # fmt: skip
+    assert {r["state"] for r in json.loads(listed.stdout)} == {"incomplete"}
+    again = subprocess.run(args, capture_output=True, text=True, check=False, timeout=900)
+    assert again.returncode == 0, again.stderr
+    _check_migrated(cassandra_session, _store(cassandra_session, keyspace), docs)
 
 
 @pytest.mark.parametrize(

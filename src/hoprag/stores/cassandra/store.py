@@ -489,38 +489,14 @@ class CassandraStore(Store):
         Documents written meanwhile by this store fill the new columns; another process's
         store that opened the table before the declaration does not, so declare while no
         other process writes (or declare again afterwards)."""
-        decl = check_declaration(fields)
-        window = 64 if concurrency is None else check_int("concurrency", concurrency, minimum=1)
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise invalid("timeout", timeout, "a number of seconds > 0")
+        decl, window = _declaration_args(fields, concurrency, timeout)
         await self.asetup()
-        if self.mode != "hoprag":
-            raise invalid("fields", decl, "declared on a mode='hoprag' table")
-        session = self._session
-        catalog = FieldCatalog(session, self.keyspace)
-        stored = await anyio.to_thread.run_sync(catalog.load, self.table)
-        declare.check_conflicts(self.layout, stored, decl, "fields")
-        todo = [
-            DeclaredField(f, k, column_for(f, k), ready=False)
-            for f, k in decl.items()
-            if f not in stored or not stored[f].ready
-        ]
+        catalog, stored, todo = await anyio.to_thread.run_sync(self._declare_plan, decl)
         if todo:
-            await anyio.to_thread.run_sync(declare.begin, session, self.layout, catalog, todo)
-            self.layout.fields = declare.writable(
-                session, self.layout, {**stored, **{d.field: d for d in todo}}
-            )
+            await anyio.to_thread.run_sync(self._declare_begin, catalog, stored, todo)
             lists = await self._backfill(todo, window, progress)
-            for field in sorted(lists):
-                await anyio.to_thread.run_sync(catalog.mark_list_valued, self.table, field)
-            await anyio.to_thread.run_sync(
-                functools.partial(
-                    declare.finish, session, self.layout, catalog, todo, timeout=timeout
-                )
-            )
-        fresh = await anyio.to_thread.run_sync(catalog.load, self.table)
-        self.layout.fields = declare.writable(session, self.layout, fresh)
-        return self.layout.fields.kinds()
+            await anyio.to_thread.run_sync(self._declare_finish, catalog, todo, lists, timeout)
+        return await anyio.to_thread.run_sync(self._declare_reload, catalog)
 
     def declare_fields(
         self,
@@ -530,16 +506,55 @@ class CassandraStore(Store):
         concurrency: int | None = None,
         timeout: float = 300.0,
     ) -> dict[str, str]:
-        """Sync `adeclare_fields`."""
-        return run_sync(
-            functools.partial(
-                self.adeclare_fields,
-                fields,
-                progress=progress,
-                concurrency=concurrency,
-                timeout=timeout,
-            )
+        """Sync `adeclare_fields`. The schema steps run in the calling thread (so an
+        interruption, Ctrl-C in `hoprag fields declare`, stops them there and then), the
+        backfill's reads and writes in an event loop."""
+        decl, window = _declaration_args(fields, concurrency, timeout)
+        self.setup()
+        catalog, stored, todo = self._declare_plan(decl)
+        if todo:
+            self._declare_begin(catalog, stored, todo)
+            lists = run_sync(self._backfill, todo, window, progress)
+            self._declare_finish(catalog, todo, lists, timeout)
+        return self._declare_reload(catalog)
+
+    def _declare_plan(
+        self, decl: dict[str, str]
+    ) -> tuple[FieldCatalog, dict[str, DeclaredField], list[DeclaredField]]:
+        """The stored declaration and the fields still to declare (conflicts refused)."""
+        if self.mode != "hoprag":
+            raise invalid("fields", decl, "declared on a mode='hoprag' table")
+        catalog = FieldCatalog(self._session, self.keyspace)
+        stored = catalog.load(self.table)
+        declare.check_conflicts(self.layout, stored, decl, "fields")
+        todo = [
+            DeclaredField(f, k, column_for(f, k), ready=False)
+            for f, k in decl.items()
+            if f not in stored or not stored[f].ready
+        ]
+        return catalog, stored, todo
+
+    def _declare_begin(
+        self, catalog: FieldCatalog, stored: dict[str, DeclaredField], todo: list[DeclaredField]
+    ) -> None:
+        """Record `todo` as adding, add the columns; this store writes them from now on."""
+        declare.begin(self._session, self.layout, catalog, todo)
+        self.layout.fields = declare.writable(
+            self._session, self.layout, {**stored, **{d.field: d for d in todo}}
         )
+
+    def _declare_finish(
+        self, catalog: FieldCatalog, todo: list[DeclaredField], lists: set[str], timeout: float
+    ) -> None:
+        """Record list-valued fields, index, wait, record `todo` ready."""
+        for field in sorted(lists):
+            catalog.mark_list_valued(self.table, field)
+        declare.finish(self._session, self.layout, catalog, todo, timeout=timeout)
+
+    def _declare_reload(self, catalog: FieldCatalog) -> dict[str, str]:
+        """Read the stored declaration back into the layout; its kinds."""
+        self.layout.fields = declare.writable(self._session, self.layout, catalog.load(self.table))
+        return self.layout.fields.kinds()
 
     async def _backfill(
         self,
@@ -555,14 +570,12 @@ class CassandraStore(Store):
         entity = [d for d in todo if d.kind == "entity"]
         sets = ", ".join([f"{d.column} = ?" for d in typed] + ["tokens = tokens + ?"])
         update = f"UPDATE {self.layout.fq} SET {sets} WHERE id = ?"
-        reader = _PageReader(
-            self._session, self._executor, f"SELECT id, metadata FROM {self.layout.fq}"
-        )
+        reader = _PageReader(self._session, self._executor, self.layout.fq)
         lists: set[str] = set()
         seen: set[tuple[str, str]] = set()
         done = 0
         while True:
-            page = await anyio.to_thread.run_sync(reader.next_page)
+            page = await reader.next_page()
             if page is None:
                 break
             updates: list[tuple[Any, ...]] = []
@@ -606,45 +619,84 @@ BACKFILL_PAGE = 500
 """Rows per page of a migration's read of the table."""
 
 
+def _declaration_args(
+    fields: Mapping[str, str], concurrency: int | None, timeout: Any
+) -> tuple[dict[str, str], int]:
+    """The checked declaration and backfill window of `adeclare_fields`."""
+    decl = check_declaration(fields)
+    window = 64 if concurrency is None else check_int("concurrency", concurrency, minimum=1)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise invalid("timeout", timeout, "a number of seconds > 0")
+    return decl, window
+
+
 class _PageReader:
-    """Pages of a full-table read (blocking, for a worker thread), each retried a few times
+    """The pages of `SELECT id, metadata` over a whole table, read one at a time on the event
+    loop (`execute_async` with the previous page's paging state), each retried a few times
     after a transient failure."""
 
-    def __init__(self, session: Any, executor: Executor, query: str) -> None:
+    def __init__(self, session: Any, executor: Executor, fq: str) -> None:
+        from cassandra.query import SimpleStatement
+
         self.session = session
         self.executor = executor
-        self.query = query
+        self.fq = fq
+        self.stmt = SimpleStatement(f"SELECT id, metadata FROM {fq}", fetch_size=BACKFILL_PAGE)
         self.state: Any = None
         self.done = False
 
-    def next_page(self) -> list[Any] | None:
+    async def next_page(self) -> list[Any] | None:
         """The next page of rows as tuples, or None after the last."""
-        import time
-
-        from cassandra.query import SimpleStatement
+        import asyncio
 
         from hoprag.stores.cassandra.executor import is_transient_read_error
 
         if self.done:
             return None
-        stmt = SimpleStatement(self.query, fetch_size=BACKFILL_PAGE)
+        delay = 0.25
+        for attempt in range(6):
+            try:
+                rows, self.state = await self._page()
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if attempt == 5 or not is_transient_read_error(exc):
+                    raise translate(exc, f"reading {self.fq} for a backfill") from exc
+            await asyncio.sleep(delay)
+            delay *= 2
+        self.done = self.state is None
+        return self.executor.tuples(list(rows))
+
+    async def _page(self) -> tuple[list[Any], Any]:
+        """One page and the paging state after it (None: it was the last)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[Any]] = loop.create_future()
+
+        def deliver(rows: Any = None, exc: BaseException | None = None) -> None:
+            if fut.done():
+                return
+            if exc is not None:
+                fut.set_exception(exc)
+            else:
+                fut.set_result(list(rows or ()))
+
         kwargs: dict[str, Any] = {"paging_state": self.state, "timeout": 60}
         if self.executor.profile is not None:
             kwargs["execution_profile"] = self.executor.profile
-        for attempt in range(6):
-            try:
-                result = self.session.execute(stmt, **kwargs)
-                break
-            except Exception as exc:
-                if attempt == 5 or not is_transient_read_error(exc):
-                    raise translate(
-                        exc, f"reading {self.query.split()[-1]} for a backfill"
-                    ) from exc
-                time.sleep(0.25 * 2**attempt)
-        rows = self.executor.tuples(list(result.current_rows))
-        self.state = result.paging_state
-        self.done = self.state is None
-        return rows
+        rf = self.session.execute_async(self.stmt, **kwargs)
+        rf.add_callbacks(
+            lambda rows: loop.call_soon_threadsafe(deliver, rows),
+            lambda exc: loop.call_soon_threadsafe(deliver, None, exc),
+        )
+        try:
+            rows = await fut
+        except asyncio.CancelledError:
+            rf.clear_callbacks()
+            raise
+        return rows, (rf._paging_state if rf.has_more_pages else None)
 
 
 def _config(
