@@ -3,6 +3,8 @@
     hoprag load foldoc [--limit N] [--table T]       # or films, wordnet, jsonl --path FILE
     hoprag query "text" --table T --edges keywords:keywords,links:$id [--strategy mmr ...]
     hoprag stats [--table T]
+    hoprag fields declare --table T year=number released=date cast=entity
+    hoprag fields list --table T
 
 Contact points come from HOPRAG_CASSANDRA (default 127.0.0.1). Every load records itself in
 the keyspace's `hoprag_catalog` table (`hoprag.stores.cassandra.catalog`: source, embedding,
@@ -352,6 +354,13 @@ class LoadPlan:
     """The number of records, when the up-front check counted them (JSONL)."""
 
     @property
+    def fields(self) -> dict[str, str]:
+        """The fields the dataset declares (`DatasetInfo.fields`)."""
+        from hoprag import datasets
+
+        return dict(datasets.DATASETS[self.dataset].fields)
+
+    @property
     def source(self) -> str:
         """The catalogue's description of the load: an interrupted load resumes only when a
         new run describes the same source."""
@@ -480,6 +489,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             dimension=dimension,
             replication_factor=plan.replication_factor,
             write_consistency=plan.consistency,
+            fields=plan.fields,
         )
         progress = Progress(total, label=f"load {plan.dataset}")
         if skip:
@@ -714,6 +724,93 @@ def cmd_stats(args: argparse.Namespace) -> int:
         session.cluster.shutdown()
 
 
+# --- fields -----------------------------------------------------------------------------------
+
+
+def parse_field_kinds(items: Sequence[str]) -> dict[str, str]:
+    """`FIELD=KIND` arguments as a checked declaration (KIND: number, date or entity)."""
+    from hoprag.stores.cassandra.fields import check_declaration
+
+    if not items:
+        raise CliError("hoprag fields declare needs FIELD=KIND arguments, e.g. year=number", 2)
+    out: dict[str, str] = {}
+    for item in items:
+        field, sep, kind = item.partition("=")
+        if not sep:
+            raise CliError(
+                f"{_clip(safe(item))}: expected FIELD=KIND with KIND number, date or entity", 2
+            )
+        out[field] = kind
+    return check_declaration(out)
+
+
+def open_fields_store(args: argparse.Namespace, session: Any) -> Any:
+    """The CassandraStore of an existing --table (no schema is created)."""
+    from hoprag.stores.cassandra.names import check_name
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    return CassandraStore(
+        None,
+        keyspace=check_name(args.keyspace, what="keyspace"),
+        table=check_name(args.table, what="table"),
+        session=session,
+        create_schema=False,
+    )
+
+
+def cmd_fields_declare(args: argparse.Namespace) -> int:
+    """`hoprag fields declare`: declare fields on an existing table, backfilling them."""
+    from hoprag.stores.cassandra.catalog import LoadCatalog
+
+    kinds = parse_field_kinds(args.pairs)
+    if args.concurrency < 1:
+        raise CliError(f"--concurrency must be >= 1, got {args.concurrency}", 2)
+    session = open_session(args)
+    try:
+        store = open_fields_store(args, session)
+        entry = LoadCatalog(session, store.keyspace).get(store.table)
+        progress = Progress(entry.written if entry else None, label=f"backfill {store.table}")
+        start = time.monotonic()
+        declared = store.declare_fields(
+            kinds,
+            progress=progress.update,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+        )
+        progress.close()
+        shown = ", ".join(f"{f}={k}" for f, k in declared.items())
+        print(f"{store.keyspace}.{store.table} declares {shown} "
+              f"({time.monotonic() - start:.1f}s)")  # fmt: skip
+        return 0
+    finally:
+        session.cluster.shutdown()
+
+
+def cmd_fields_list(args: argparse.Namespace) -> int:
+    """`hoprag fields list`: the declared fields of a table."""
+    session = open_session(args)
+    try:
+        store = open_fields_store(args, session)
+        rows = [
+            {"field": d.field, "kind": d.kind, "column": d.column,
+             "state": "ready" if d.ready else "incomplete", "list_valued": d.list_valued}
+            for d in store.fields.values()
+        ]  # fmt: skip
+        if args.json:
+            sys.stdout.write(safe_json(rows) + "\n")
+            return 0
+        if not rows:
+            print(f"{store.keyspace}.{store.table} declares no fields")
+            return 0
+        print(f"{'field':<24} {'kind':<7} {'column':<26} {'state':<10} list-valued")
+        for r in rows:
+            print(f"{safe(r['field']):<24} {r['kind']:<7} {r['column'] or '-':<26} "
+                  f"{r['state']:<10} {'yes' if r['list_valued'] else 'no'}")  # fmt: skip
+        return 0
+    finally:
+        session.cluster.shutdown()
+
+
 # --- entry point ------------------------------------------------------------------------------
 
 
@@ -824,6 +921,25 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--table")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_stats)
+
+    fl = sub.add_parser("fields", help="declared fields: typed columns and the values catalogue")
+    fsub = fl.add_subparsers(dest="fields_cmd", required=True)
+    fd = fsub.add_parser(
+        "declare",
+        parents=[common],
+        help="declare fields on an existing table (adds, backfills and indexes the columns)",
+    )
+    fd.add_argument("--table", required=True)
+    fd.add_argument("pairs", nargs="+", metavar="FIELD=KIND", help="KIND: number, date, entity")
+    fd.add_argument("--concurrency", type=int, default=64, help="backfill writes in flight")
+    fd.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for the indexes to build"
+    )
+    fd.set_defaults(func=cmd_fields_declare)
+    fls = fsub.add_parser("list", parents=[common], help="the declared fields of a table")
+    fls.add_argument("--table", required=True)
+    fls.add_argument("--json", action="store_true")
+    fls.set_defaults(func=cmd_fields_list)
     return p
 
 

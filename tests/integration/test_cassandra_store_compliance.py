@@ -6,7 +6,7 @@ equality-only language of a cassio (LangChain) table."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import pytest
@@ -26,9 +26,15 @@ _RANGES = (
 
 @pytest.fixture
 def store_factory(cassandra_session: Any, keyspace: str) -> StoreFactory:
-    async def make(embedding: Any, documents: list[Document]) -> CassandraStore:
+    async def make(
+        embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
+    ) -> CassandraStore:
         store = CassandraStore(
-            embedding, keyspace=keyspace, table="docs", session=cassandra_session
+            embedding,
+            keyspace=keyspace,
+            table="docs",
+            session=cassandra_session,
+            fields=dict(fields or {}),
         )
         # One insert at a time: the memtable's vector graph built from concurrent inserts is
         # not deterministic, and about one load in twelve answered a top-1 search with the

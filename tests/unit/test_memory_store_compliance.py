@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -13,8 +14,10 @@ from hoprag.testing import StoreCompliance, StoreFactory
 
 @pytest.fixture
 def store_factory() -> StoreFactory:
-    async def make(embedding: Any, documents: list[Document]) -> MemoryStore:
-        store = MemoryStore(embedding=embedding)
+    async def make(
+        embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
+    ) -> MemoryStore:
+        store = MemoryStore(embedding=embedding)  # resolves any field: `fields` is not needed
         await store.aadd(documents)
         return store
 

@@ -53,13 +53,16 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class DatasetInfo:
     """A registered dataset: its `name`, a one-line `description`, the `install` command for
-    its data, the `edges` that suit it, and the loader behind `load`."""
+    its data, the `edges` that suit it, the loader behind `load`, and the `fields` to declare
+    on a table it is loaded into (field, kind: number, date or entity; `hoprag load` declares
+    them, see `CassandraStore(fields=...)`)."""
 
     name: str
     description: str
     install: str
     edges: tuple[tuple[str, str], ...]
     loader: Callable[..., Iterator[Document]]
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 def _load_jsonl(*, limit: int | None = None, path: str | Path | None = None) -> Iterator[Document]:
@@ -82,6 +85,7 @@ DATASETS: dict[str, DatasetInfo] = {
         films.INSTALL_HINT,
         tuple((f, f) for f in films.LIST_FIELDS),
         load_films,
+        films.DECLARED_FIELDS,
     ),
     "wordnet": DatasetInfo(
         "wordnet",

@@ -14,6 +14,9 @@ One `Document` per row of the `omdb` table, joined with `tomatoes` on `ID`:
   `box_office`, `tomato_meter`, `tomato_rating`, `tomato_reviews` (each only when known),
   `source` = "films".
 
+Declared fields (`DECLARED_FIELDS`): year, runtime, metacritic, box_office, tomato_meter and
+tomato_rating as numbers, released as a date, cast, director and writer as entities.
+
 Edges: `("director", "director")`, `("writer", "writer")`, `("cast", "cast")`,
 `("genre", "genre")`, `("country", "country")`, `("language", "language")`.
 
@@ -35,6 +38,22 @@ from hoprag.documents import Document
 INSTALL_HINT = "pip install 'hoprag[datasets]'  (or: pip install --no-deps bokeh-sampledata)"
 
 LIST_FIELDS = ("director", "writer", "cast", "genre", "country", "language")
+
+DECLARED_FIELDS: tuple[tuple[str, str], ...] = (
+    ("year", "number"),
+    ("runtime", "number"),
+    ("metacritic", "number"),
+    ("box_office", "number"),
+    ("tomato_meter", "number"),
+    ("tomato_rating", "number"),
+    ("released", "date"),
+    ("cast", "entity"),
+    ("director", "entity"),
+    ("writer", "entity"),
+)
+"""The fields `hoprag load films` declares: numbers for range filters (`movies.db` stores
+them as INTEGER or REAL), `released` (every row 'YYYY-MM-DD') as a date, and the people as
+entities for `aresolve`. `oscars` and `tomato_reviews` are numeric too but not declared."""
 
 _QUERY = """
 SELECT o.ID, o.imdbID, o.Title, o.Year, o.Rating, o.Runtime, o.Genre, o.Released, o.Director,

@@ -13,7 +13,10 @@ when the strategy does not need them (Eager, Scored); `document.embedding` is th
 sends holds one slot of its `limiter` while it runs. `Store` and `PreparedQuery` are Protocols
 with default methods: subclass them to inherit `aadjacent_many` (fans out `aadjacent`) and the
 one-call conveniences (`asearch`, `aget`, `aadjacent` on the store itself). The shipped
-compliance suite, `hoprag.testing`, checks any store against this contract."""
+compliance suite, `hoprag.testing`, checks any store against this contract.
+
+`aresolve` (entity resolution: the values a typed name may mean) has a default that raises
+NotImplementedError, so stores written before it keep working."""
 
 from __future__ import annotations
 
@@ -27,8 +30,9 @@ from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
 from hoprag.errors import one_error
 from hoprag.filters import CompiledFilter, Filter
+from hoprag.resolve import Candidate
 
-__all__ = ["DEFAULT_MAX_CONCURRENCY", "Filter", "Hit", "PreparedQuery", "Store"]
+__all__ = ["DEFAULT_MAX_CONCURRENCY", "Candidate", "Filter", "Hit", "PreparedQuery", "Store"]
 
 DEFAULT_MAX_CONCURRENCY = 16
 """Queries one run has in flight at most, unless the caller says otherwise."""
@@ -142,6 +146,16 @@ class Store(Protocol):
     async def aadd(self, documents: Iterable[Document]) -> None:
         """Insert or replace documents (by id), embedding those without an embedding."""
         ...
+
+    async def aresolve(
+        self, text: str, fields: Sequence[str], *, limit: int = 10
+    ) -> list[Candidate]:
+        """The values of `fields` that `text` may mean, best first (`hoprag.resolve`: exact
+        matches of the normalised text, then values holding all its words), each with the
+        number of documents carrying it; at most `limit` (1..100). The text reaches a store
+        only as a bound value. The default raises NotImplementedError: stores that resolve
+        override it (MemoryStore: any field; CassandraStore: declared entity fields)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement aresolve")
 
     async def asearch(
         self,

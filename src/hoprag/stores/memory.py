@@ -31,6 +31,15 @@ from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
 from hoprag.embeddings.base import aembed_documents, embed_documents
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import CompiledFilter, Filter, compile_filter, matches
+from hoprag.resolve import (
+    MAX_CANDIDATES,
+    Candidate,
+    Match,
+    catalogue_entry,
+    check_resolve,
+    rank_counted,
+    too_many,
+)
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.validation import check_documents, check_ids, check_int, check_k, check_vector
 
@@ -129,6 +138,7 @@ class MemoryStore(Store):
         self._dim: int | None = None
         self._index: dict[str, dict[Any, _Rows]] = {}
         self._version = 0  # bumped by every write: filtered rows computed before it are stale
+        self._values: dict[str, list[tuple[str, str, frozenset[str], int]]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -221,6 +231,7 @@ class MemoryStore(Store):
                 self._docs[row] = rec
         self._index = {}
         self._version += 1
+        self._values = {}
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -274,6 +285,47 @@ class MemoryStore(Store):
             index = {key: np.asarray(rows, dtype=np.int64) for key, rows in lists.items()}
             self._index[field] = index
         return index
+
+    def _field_values(self, field: str) -> list[tuple[str, str, frozenset[str], int]]:
+        """(value, normalised form, words, documents) of every resolvable string the field
+        holds (itself or as a list element), built on first use after a write (the caller
+        holds the lock)."""
+        values = self._values.get(field)
+        if values is None:
+            values = []
+            for key, rows in self._field_index(field).items():
+                if key[0] == "s":
+                    entry = catalogue_entry(key[1])
+                    if entry is not None:
+                        values.append((key[1], entry[0], entry[1], int(rows.size)))
+            self._values[field] = values
+        return values
+
+    # -- entity resolution -----------------------------------------------------------------
+
+    async def aresolve(
+        self, text: str, fields: Sequence[str], *, limit: int = 10
+    ) -> list[Candidate]:
+        """Values of `fields` (any metadata fields) that `text` may mean, best first, with the
+        number of documents carrying each (`hoprag.resolve`; the same ranking as every
+        store)."""
+        return self.resolve(text, fields, limit=limit)
+
+    def resolve(self, text: str, fields: Sequence[str], *, limit: int = 10) -> list[Candidate]:
+        """Sync `aresolve`."""
+        request = check_resolve(text, fields, limit)
+        matches: list[Match] = []
+        counts: dict[tuple[str, str], int] = {}
+        with self._lock:
+            for field in request.fields:
+                for value, norm, found, n in self._field_values(field):
+                    m = request.match(field, value, norm, found)
+                    if m is not None:
+                        matches.append(m)
+                        counts[(field, value)] = n
+        if len(matches) > MAX_CANDIDATES:
+            raise too_many(request, len(matches))
+        return rank_counted(request, matches, counts)
 
     def _match_rows(self, field: str, value: Any) -> _Rows:
         return self._field_index(field).get(value_key(value), _EMPTY)

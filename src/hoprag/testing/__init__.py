@@ -13,16 +13,28 @@
                 return store
             return make
 
+A factory that takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `aresolve`
+tests, for stores that resolve declared fields only (`CassandraStore(..., fields=fields)`);
+factories without it are called as before.
+
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""
 
 from hoprag.testing.compliance import StoreCompliance, StoreFactory
-from hoprag.testing.data import COMPLIANCE_DIM, compliance_documents, unit_vectors
+from hoprag.testing.data import (
+    COMPLIANCE_DIM,
+    RESOLVE_FIELDS,
+    compliance_documents,
+    resolve_documents,
+    unit_vectors,
+)
 
 __all__ = [
     "COMPLIANCE_DIM",
+    "RESOLVE_FIELDS",
     "StoreCompliance",
     "StoreFactory",
     "compliance_documents",
+    "resolve_documents",
     "unit_vectors",
 ]

@@ -7,6 +7,7 @@ approximate indexes are fine on twelve documents. Needs pytest and pytest-asynci
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -21,16 +22,40 @@ from hoprag.edges import MISSING, IdEdge, MetadataEdge, MetadataEdgeFunction, ne
 from hoprag.embeddings.hash import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.filters import MAX_BRANCHES, compile_filter, matches
+from hoprag.resolve import Candidate
 from hoprag.scopes import Scope, ScopeTooLargeError
 from hoprag.search import asearch
 from hoprag.stores.base import Hit, PreparedQuery, Store
 from hoprag.strategies import Eager
-from hoprag.testing.data import COMPLIANCE_DIM, compliance_documents, unit_vectors
+from hoprag.testing.data import (
+    COMPLIANCE_DIM,
+    RESOLVE_FIELDS,
+    compliance_documents,
+    resolve_documents,
+    unit_vectors,
+)
 from hoprag.traversal import atraverse
 from hoprag.validation import MAX_INT, MIN_INT
 
-StoreFactory = Callable[[Any, list[Document]], Awaitable[Store]]
-"""`await factory(embedding, documents)`: a fresh store holding exactly `documents`."""
+StoreFactory = Callable[..., Awaitable[Store]]
+"""`await factory(embedding, documents)`: a fresh store holding exactly `documents`. A factory
+that also takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `aresolve` tests: a
+store that needs declared fields declares them (`{field: "entity", ...}`). Factories without
+it are called as before."""
+
+
+def _takes_fields(factory: Callable[..., Any]) -> bool:
+    """Whether the factory accepts a `fields` keyword (or any keyword)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(
+        p.kind is inspect.Parameter.VAR_KEYWORD
+        or (p.name == "fields" and p.kind is not inspect.Parameter.POSITIONAL_ONLY)
+        for p in params
+    )
+
 
 TOL = 1e-3
 
@@ -1298,3 +1323,111 @@ class StoreCompliance:
         for kw in bad_calls:
             with pytest.raises(InvalidInputError):
                 await asearch(store=store, **{"scope": scope, **kw})
+
+    # -- entity resolution (aresolve) -------------------------------------------------------
+
+    @pytest_asyncio.fixture
+    async def names(self, store_factory: StoreFactory) -> AsyncIterator[Any]:
+        emb, docs = HashEmbedding(COMPLIANCE_DIM), resolve_documents()
+        if _takes_fields(store_factory):
+            store = await store_factory(emb, docs, fields=dict(RESOLVE_FIELDS))
+        else:
+            store = await store_factory(emb, docs)
+        yield store
+
+    async def test_resolve_ranks_exact_then_token_matches_with_document_counts(
+        self, names: Store
+    ) -> None:
+        got = await names.aresolve("fonda", ["cast"])
+        assert [(c.field, c.value, c.documents, round(c.score, 4)) for c in got] == [
+            ("cast", "Fonda", 1, 1.0),
+            ("cast", "Henry Fonda", 2, 0.5),
+            ("cast", "Jane Fonda", 2, 0.5),
+            ("cast", "Bridget Fonda", 1, 0.5),
+            ("cast", "JÁNE FONDA", 1, 0.5),
+            ("cast", "Peter Fonda", 1, 0.5),
+            ("cast", "Jane Fonda-Smith", 1, 0.3333),
+        ]
+        assert all(isinstance(c, Candidate) for c in got)
+
+    async def test_resolve_ignores_case_accents_and_spaces_across_fields(
+        self, names: Store
+    ) -> None:
+        got = await names.aresolve("  jane   FÖNDA ", ["cast", "director"])
+        assert [(c.field, c.value, c.documents, round(c.score, 4)) for c in got] == [
+            ("cast", "Jane Fonda", 2, 1.0),
+            ("director", "Jane Fonda", 1, 1.0),
+            ("cast", "JÁNE FONDA", 1, 1.0),
+            ("cast", "Jane Fonda-Smith", 1, 0.6667),
+        ]
+        lumet = await names.aresolve("sidney lumet", ["director"])
+        assert [(c.value, c.documents, c.score) for c in lumet] == [
+            ("Sidney  Lumet", 1, 1.0),
+            ("Sidney Lumet", 1, 1.0),
+        ]
+
+    async def test_resolve_limit_keeps_the_best(self, names: Store) -> None:
+        got = await names.aresolve("fonda", ["cast"], limit=2)
+        assert [c.value for c in got] == ["Fonda", "Henry Fonda"]
+
+    async def test_resolve_reaches_nested_fields_and_skips_non_strings(self, names: Store) -> None:
+        got = await names.aresolve("jane", ["crew.lead"])
+        assert [(c.field, c.value, c.documents) for c in got] == [("crew.lead", "Jane Fonda", 1)]
+        # r7 holds 1, True, None and a nested list in cast: none of them is a resolvable name.
+        assert await names.aresolve("1", ["cast"]) == []
+        assert await names.aresolve("true", ["cast"]) == []
+
+    async def test_resolve_leaves_out_values_no_document_carries_any_more(
+        self, names: Store
+    ) -> None:
+        replaced = next(d for d in resolve_documents() if d.id == "r5")
+        replaced.metadata = {"cast": ["Nobody Else"], "director": "Nobody"}
+        await names.aadd([replaced])
+        got = await names.aresolve("fonda", ["cast"])
+        assert "Fonda" not in [c.value for c in got]
+        assert [(c.value, c.documents) for c in await names.aresolve("nobody else", ["cast"])] == [
+            ("Nobody Else", 1)
+        ]
+
+    @pytest.mark.parametrize(
+        "text",
+        ["' OR 1=1 --", "%s", "x'); DROP TABLE docs; --", "SELECT * FROM docs", 'a\\\' ; "b"'],
+    )
+    async def test_resolve_text_that_looks_like_cql_matches_nothing(
+        self, names: Store, text: str
+    ) -> None:
+        assert await names.aresolve(text, ["cast", "director"]) == []
+        # the store still answers (nothing was executed as query text)
+        assert [c.value for c in await names.aresolve("peter", ["cast"])] == ["Peter Fonda"]
+
+    async def test_resolve_finds_values_that_look_like_cql_as_plain_values(
+        self, names: Store
+    ) -> None:
+        got = await names.aresolve("o'brien; drop table x; --", ["cast"])
+        assert [(c.value, c.documents, c.score) for c in got] == [
+            ("O'Brien; DROP TABLE x; --", 1, 1.0)
+        ]
+
+    @pytest.mark.parametrize(
+        ("text", "fields", "limit", "argument"),
+        [
+            ("", ["cast"], 10, "text"),
+            ("   ", ["cast"], 10, "text"),
+            ("!!! --", ["cast"], 10, "text"),
+            (5, ["cast"], 10, "text"),
+            ("x" * 201, ["cast"], 10, "text"),
+            ("\ud800", ["cast"], 10, "text"),
+            ("fonda", "cast", 10, "fields"),
+            ("fonda", [], 10, "fields"),
+            ("fonda", ["$id"], 10, "a resolve field"),
+            ("fonda", ["cast"], 0, "limit"),
+            ("fonda", ["cast"], 101, "limit"),
+            ("fonda", ["cast"], True, "limit"),
+        ],
+    )
+    async def test_bad_resolve_input_is_invalid_input(
+        self, names: Store, text: Any, fields: Any, limit: Any, argument: str
+    ) -> None:
+        with pytest.raises(InvalidInputError) as err:
+            await names.aresolve(text, fields, limit=limit)
+        assert err.value.argument == argument

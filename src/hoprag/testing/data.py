@@ -43,3 +43,30 @@ def compliance_documents(dim: int = COMPLIANCE_DIM) -> list[Document]:
         Document(f"d{i}", f"document {i} about {m['type']}", m, [float(x) for x in vecs[i]])
         for i, m in enumerate(meta)
     ]
+
+
+RESOLVE_FIELDS: dict[str, str] = {"cast": "entity", "director": "entity", "crew.lead": "entity"}
+"""The fields `resolve_documents()` resolves on: a store factory declares them (stores that
+need declared fields, such as CassandraStore)."""
+
+
+def resolve_documents(dim: int = COMPLIANCE_DIM) -> list[Document]:
+    """Ten documents `r0`..`r9` with names to resolve: shared and accented names, a name that
+    is a single word, a name with a third word, non-string values, a nested field and values
+    that look like CQL."""
+    vecs = unit_vectors(10, dim, seed=11)
+    meta: list[dict[str, Any]] = [
+        {"cast": ["Jane Fonda", "Henry Fonda"], "director": "Sidney Lumet"},
+        {"cast": ["Jane Fonda", "Peter Fonda"], "director": "Alan J. Pakula"},
+        {"cast": ["Henry Fonda", "James Stewart"], "director": "Henry Koster"},
+        {"cast": ["Bridget Fonda"], "director": "Jane Fonda"},
+        {"cast": ["JÁNE FONDA"], "director": "Sidney  Lumet"},
+        {"cast": ["Fonda"], "director": "Nobody"},
+        {"cast": ["Jane Fonda-Smith"]},
+        {"cast": [1, True, None, ["Jane Fonda"]], "director": 5},
+        {"cast": "O'Brien; DROP TABLE x; --", "director": "Robert Bresson"},
+        {"crew": {"lead": "Jane Fonda"}, "cast": []},
+    ]
+    return [
+        Document(f"r{i}", f"film {i}", m, [float(x) for x in vecs[i]]) for i, m in enumerate(meta)
+    ]

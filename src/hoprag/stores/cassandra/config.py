@@ -43,6 +43,15 @@ class CassandraConfig(BaseModel):
     list_fields: tuple[str, ...] = Field((), description="field names (mode='cassio' only)")
     """cassio mode: metadata fields whose lists were shredded by langchain-graph-retriever's
     `ShreddingTransformer` (graph-retriever's `nested_metadata_fields`)."""
+    fields: tuple[tuple[str, str], ...] = Field(
+        (),
+        description="a mapping of plain field names to 'number', 'date' or 'entity' "
+        "(mode='hoprag' only)",
+    )
+    """Declared fields (`fields.py`): typed columns for range filters on number and date
+    fields, the values catalogue for `aresolve` on entity fields. Kept with the table, so a
+    store opened later without `fields=` knows them; declaring new fields on an existing
+    table takes the migration (`CassandraStore.adeclare_fields`, `hoprag fields declare`)."""
     create_schema: bool = Field(True, description=_BOOL)
     """Create the table and its indexes when missing."""
     create_keyspace: bool = Field(True, description=_BOOL)
@@ -95,11 +104,34 @@ class CassandraConfig(BaseModel):
             raise invalid("list_fields", value, "a collection of field names")
         return tuple(check_field(f, what="a list_fields entry") for f in value)
 
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _declared(cls, value: Any) -> tuple[tuple[str, str], ...]:
+        """A declaration of field kinds (`fields.check_declaration`), kept as (field, kind)
+        pairs so that the config stays hashable; `field_kinds` gives the mapping."""
+        from hoprag.stores.cassandra.fields import check_declaration
+
+        if isinstance(value, tuple) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
+            value = dict(value)
+        return tuple(check_declaration(value).items())
+
+    @property
+    def field_kinds(self) -> dict[str, str]:
+        """The declared fields as a mapping of field name to kind."""
+        return dict(self.fields)
+
     @model_validator(mode="after")
     def _list_fields_need_cassio(self) -> CassandraConfig:
-        """Shredded list fields exist only in cassio tables."""
+        """Shredded list fields exist only in cassio tables; declared fields only in hoprag
+        tables."""
         if self.list_fields and self.mode != "cassio":
             raise invalid("list_fields", list(self.list_fields), "empty unless mode='cassio'")
+        if self.fields and self.mode != "hoprag":
+            raise invalid(
+                "fields", self.field_kinds, "empty unless mode='hoprag'",
+                hint="declared fields (typed columns, the values catalogue) need hoprag's "
+                "own table layout",
+            )  # fmt: skip
         return self
 
 
@@ -111,6 +143,7 @@ class CassandraOptions(TypedDict, total=False):
     max_in_flight: int
     mode: Mode
     list_fields: Iterable[str]
+    fields: Mapping[str, str]
     create_schema: bool
     create_keyspace: bool
     request_timeout: float | None

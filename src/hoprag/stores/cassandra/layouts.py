@@ -28,11 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hoprag.documents import Document
-from hoprag.edges import FrozenDict
-from hoprag.errors import invalid
+from hoprag.edges import FrozenDict, nested_get
+from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import CompiledFilter, Condition
 from hoprag.filters import matches as filter_matches
 from hoprag.stores.base import Hit
+from hoprag.stores.cassandra import fields as fl
 from hoprag.stores.cassandra import schema, vectors
 from hoprag.stores.cassandra import tokens as tok
 
@@ -143,6 +144,74 @@ class Layout:
         self.keyspace = keyspace
         self.table = table
         self.fq = f"{keyspace}.{table}"
+        self.fields: fl.FieldSet = fl.FieldSet()
+        """The table's declared fields (set by the store at set-up and by a migration)."""
+
+    # --- declared fields (range filters, values catalogue) ---------------------------------
+    def declared(self, field: str, op: str) -> fl.DeclaredField:
+        """The declared typed field a range `op` on `field` reads, or InvalidInputError naming
+        the fix (the migration command) when it is not declared or not migrated yet."""
+        if op not in fl.RANGE_OPERATORS:
+            raise invalid("op", op, f"one of {', '.join(fl.RANGE_OPERATORS)}")
+        decl = self.fields.get(field)
+        if decl is None or decl.column is None:
+            what = "an entity field" if decl is not None else "not a declared number or date field"
+            fix = fl.declare_command(self.keyspace, self.table, {field: "number"})
+            raise InvalidInputError(
+                f"a range on {field!r} needs a typed column, and {field!r} is {what} of "
+                f"{self.fq}: declare it with `{fix}` "
+                f"(or 'date'), or `await store.adeclare_fields({{{field!r}: 'number'}})`",
+                argument=f"filter[{field!r}]",
+                value=op,
+                allowed="a range on a declared number or date field",
+            )
+        if not decl.ready:
+            fix = fl.declare_command(self.keyspace, self.table, {field: decl.kind})
+            raise InvalidInputError(
+                f"the declaration of {field!r} on {self.fq} did not complete (its column is not "
+                f"backfilled and indexed yet): run `{fix}` "
+                "again to finish it",
+                argument=f"filter[{field!r}]",
+                value=op,
+                allowed="a range on a declared field whose migration completed",
+            )
+        return decl
+
+    def range_clause(self, field: str, op: str) -> str:
+        """The WHERE clause of a range `op` (gt, gte, lt, lte, eq) on a declared number or
+        date field, with one bind marker, e.g. `n_year >= ?`."""
+        decl = self.declared(field, op)
+        return f"{decl.column} {fl.RANGE_OPERATORS[op]} ?"
+
+    def range_value(self, field: str, op: str, value: Any) -> Any:
+        """A range bound converted to the column's type: an exact Decimal for a number field
+        (an int or float, not a bool), microseconds since the epoch for a date field (an ISO
+        date string); InvalidInputError naming the field and operator otherwise."""
+        decl = self.declared(field, op)
+        out = fl.column_value(decl.kind, value)
+        if out is None:
+            allowed = "a number (int or float, not a bool)"
+            if decl.kind == "date":
+                allowed = "an ISO date string ('YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM:SS[Z]')"
+            raise invalid(f"filter[{field!r}] ${op}", value, allowed)
+        return out
+
+    def list_valued_in(self, docs: Sequence[Document]) -> set[str]:
+        """The declared typed fields in which one of `docs` holds a list."""
+        return {
+            d.field
+            for d in self.fields.typed()
+            if any(isinstance(nested_get(doc.metadata, d.field), list) for doc in docs)
+        }
+
+    def entity_entries(self, metadata: Any) -> set[tuple[str, str]]:
+        """(field, value) of every string a document holds in a declared entity field."""
+        return fl.entity_entries(self.fields.entities(), metadata)
+
+    def list_marker(self, field: str) -> str:
+        """The `tokens` entry of documents whose declared typed `field` holds a list (their
+        typed column is null): read them with `tokens CONTAINS ?` and check after the read."""
+        return fl.list_marker(field)
 
     # --- to be provided by each layout -----------------------------------------------------
     def base_columns(self) -> list[str]:
@@ -319,19 +388,23 @@ class HopragLayout(Layout):
         return filter_matches(compiled, self.decode_metadata(row))
 
     def insert_query(self) -> str:
-        return (
-            f"INSERT INTO {self.fq} (id, content, embedding, metadata, tokens) "
-            "VALUES (?, ?, ?, ?, ?)"
-        )
+        """The INSERT of a document, with the declared typed columns this store writes."""
+        typed = [d.column for d in self.fields.typed() if d.column is not None]
+        cols = ["id", "content", "embedding", "metadata", "tokens", *typed]
+        marks = ", ".join("?" * len(cols))
+        return f"INSERT INTO {self.fq} ({', '.join(cols)}) VALUES ({marks})"
 
     def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
-        return (
-            doc.id,
-            doc.content,
-            embedding,
-            metadata_json(doc.metadata),
-            tok.metadata_tokens(doc.metadata),
-        )
+        """The INSERT's values: typed columns null unless the field holds a number (an ISO
+        date); a list in a typed field adds its marker token instead."""
+        tokens = tok.metadata_tokens(doc.metadata)
+        typed: list[Any] = []
+        for decl in self.fields.typed():
+            value, is_list = fl.typed_value(decl, doc.metadata)
+            if is_list:
+                tokens.add(fl.list_marker(decl.field))
+            typed.append(value)
+        return (doc.id, doc.content, embedding, metadata_json(doc.metadata), tokens, *typed)
 
 
 def cassio_string(value: Any) -> str:
