@@ -356,10 +356,13 @@ async def test_cancelling_a_traversal_leaves_the_store_usable(cstore: CassandraS
     q = HashEmbedding(DIM)("cancel")
     edges = [MetadataEdge("keywords", f"k{i}") for i in range(30)]
     task = asyncio.create_task(cstore.aadjacent_many(edges, q, k=50))
-    for _ in range(10_000):  # cancel once the burst's queries are with the driver
-        if cstore.in_flight:
+    # Cancel once the burst's queries are with the driver (preparing the statement runs in a
+    # worker thread first, which on a loaded machine takes a while: wait for it, bounded).
+    deadline = asyncio.get_running_loop().time() + 60
+    for _ in range(1_000_000):
+        if cstore.in_flight or asyncio.get_running_loop().time() > deadline:
             break
-        await asyncio.sleep(0)
+        await asyncio.sleep(0.001)
     assert cstore.in_flight > 0
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -17,6 +17,10 @@ import pytest
 
 from launcher_run import REPO, alive, cluster_env
 
+# The module's fixture starts a 3-node cluster and runs the soak (about 4-5 minutes here; the
+# soak itself is bounded by its own 900 s subprocess timeout): beyond the suite's 300 s default.
+pytestmark = pytest.mark.timeout(1200)
+
 
 @pytest.fixture(scope="module")
 def soak(tmp_path_factory: pytest.TempPathFactory) -> dict:

@@ -227,20 +227,24 @@ class Layout:
         """The clauses (ANDed) that express `field` equal to / containing `value`."""
         return [(self.condition_clause, b) for b in self.conditions(field, value)]
 
-    def pushed(self, condition: Condition) -> list[Clause] | None:
-        """The clauses that answer `condition` on the node, or None when it is checked after
-        the read (the default for anything but an equality)."""
+    def pushed(self, condition: Condition) -> list[list[Clause]] | None:
+        """How the node answers `condition`: alternatives (any may hold), each a list of
+        clauses (all must hold); None when it is checked after the read (the default for
+        anything but an equality)."""
         if condition.op == "$eq":
-            return self.clauses(condition.field, condition.value)
+            return [self.clauses(condition.field, condition.value)]
         return None
 
-    def bind(self, conditions: Sequence[Condition]) -> tuple[Clause, ...]:
-        """The clauses of the conditions of one branch of a filter that the node answers,
-        each clause once (the others are checked after the read)."""
-        out: dict[Clause, None] = {}
+    def bind(self, conditions: Sequence[Condition]) -> list[tuple[Clause, ...]]:
+        """The clauses the node answers for one branch of a filter, as alternatives (each
+        clause once within one; usually there is exactly one). Conditions with no clauses are
+        checked after the read."""
+        alternatives: list[list[Clause]] = [[]]
         for c in conditions:
-            out.update(dict.fromkeys(self.pushed(c) or ()))
-        return tuple(out)
+            options = self.pushed(c)
+            if options is not None:
+                alternatives = [a + o for a in alternatives for o in options]
+        return [tuple(dict.fromkeys(a)) for a in alternatives]
 
     def create_statements(self, dimension: int) -> list[str]:
         """The statements that create the table and its indexes when missing."""
@@ -368,18 +372,36 @@ class HopragLayout(Layout):
         return []  # the metadata is among the base columns
 
     def check_filter(self, compiled: CompiledFilter) -> None:
-        """Ranges need a typed column, which this table does not have (yet): refused, never
-        answered by a scan."""
+        """A range needs a declared number or date field whose migration completed
+        (`declared` names the fix otherwise); it is never answered by a scan."""
         for c in compiled.conditions:
-            if c.is_range:
-                raise invalid(
-                    c.where or f"filter[{c.field!r}][{c.op!r}]",
-                    c.value,
-                    "a filter without range operators ($gt, $gte, $lt, $lte) on a CassandraStore",
-                    hint=f"range filters on a CassandraStore need the field {c.field!r} declared "
-                    "as numeric/date (coming); until then filter it with a plain value, $eq or "
-                    "$in, or use a MemoryStore",
-                )
+            if not c.is_range:
+                continue
+            try:
+                self.declared(c.field, c.op[1:])
+            except InvalidInputError as exc:  # name the place in the filter, as the compiler does
+                raise InvalidInputError(
+                    str(exc), argument=c.where or exc.argument, value=c.value, allowed=exc.allowed
+                ) from None
+
+    def pushed(self, condition: Condition) -> list[list[Clause]] | None:
+        """Equalities through `tokens`; a range through the field's typed column (`n_<field> >=
+        ?`). Documents whose field holds a list have a null column and the field's list
+        marker in `tokens`: when the field ever held a list, the range has a second
+        alternative, the marker, and those documents are checked after the read."""
+        if not condition.is_range:
+            return super().pushed(condition)
+        op = condition.op[1:]
+        decl = self.declared(condition.field, op)
+        typed: list[Clause] = [
+            (
+                self.range_clause(condition.field, op),
+                (self.range_value(condition.field, op, condition.value),),
+            )
+        ]
+        if not decl.list_valued:
+            return [typed]
+        return [typed, [(self.condition_clause, (self.list_marker(condition.field),))]]
 
     def matches(
         self, row: Sequence[Any], compiled: CompiledFilter, bound: Sequence[tuple[Clause, ...]]

@@ -26,11 +26,14 @@ adds its own part. The statements (all values bound; see `layouts.py` for the te
   `IN` on the partition key): by the shared evaluator on hoprag's table, by the branches'
   equalities on cassio's strings.
 
-Ranges are refused by `aprepare` (`Layout.check_filter`) until typed columns exist, so no
-filter is ever answered by a full scan. Every query holds a slot of the run's `limiter` and of
-the store's shared bound while in flight. Scores are plain cosine in [-1, 1]: with
-`include_embeddings` computed in float64 from the decoded vector, otherwise Cassandra's
-`similarity_cosine` ((1 + cos) / 2) mapped back."""
+A range runs on the node through the typed column of a declared number or date field
+(`n_year >= ?`, `fields.py`), ANDed like an equality; a range on an undeclared field is refused
+by `aprepare` (`Layout.check_filter`, naming the command that declares it), so no filter is
+ever answered by a full scan. Documents whose declared field holds a list are read through the
+field's list marker as one more branch, and checked after the read. Every query holds a slot
+of the run's `limiter` and of the store's shared bound while in flight. Scores are plain
+cosine in [-1, 1]: with `include_embeddings` computed in float64 from the decoded vector,
+otherwise Cassandra's `similarity_cosine` ((1 + cos) / 2) mapped back."""
 
 from __future__ import annotations
 
@@ -65,7 +68,7 @@ def _pushdown(layout: Layout, compiled: CompiledFilter) -> tuple[tuple[Clause, .
     """The clauses the node answers for each branch of the filter, in branch order, without a
     branch whose clauses include another's (its rows are among the other's, and every row read
     is checked against the whole filter when anything is left to check)."""
-    bound = [layout.bind(b) for b in compiled.branches]
+    bound = [alt for b in compiled.branches for alt in layout.bind(b)]
     kept: list[tuple[Clause, ...]] = []
     for b in sorted(dict.fromkeys(bound), key=len):
         if not any(set(k) <= set(b) for k in kept):
