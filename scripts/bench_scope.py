@@ -256,6 +256,7 @@ class NaiveResult:
     last_values: int
     rounds: int
     queries: int
+    rows: int = 0
 
 
 async def naive_search(
@@ -281,7 +282,7 @@ async def naive_search(
         )
         start.limiter = read.limiter
         hits = await start.afiltered(limit=limit)
-    rounds, queries = 1, 1
+    rounds, queries, rows = 1, 1, len(hits)
     members: dict[str, Document] = {h.id: h.document for h in hits}
     frontier = list(members)
     followed: set[MetadataEdge] = set()
@@ -303,6 +304,7 @@ async def naive_search(
         last_values = len(edges)
         frontier = []
         for page in pages:
+            rows += len(page)
             for h in page:
                 if h.id not in members:
                     members[h.id] = h.document
@@ -321,7 +323,7 @@ async def naive_search(
             key=lambda p: (-p[1], p[0]),
         )
     return NaiveResult(
-        [i for i, _ in ranked[:k]], ranked, len(members), last_values, rounds, queries
+        [i for i, _ in ranked[:k]], ranked, len(members), last_values, rounds, queries, rows
     )
 
 
@@ -496,6 +498,7 @@ class Run:
     rounds: int
     queries: int
     plan: str
+    rows: int
     scope_size: int | None = None
     last_values: int | None = None
 
@@ -514,7 +517,9 @@ async def run_plan(
         assert case is not None
         nv = await naive_search(store, case, vector, k, flt)
         secs = time.perf_counter() - t0
-        return Run(nv.ids, secs, nv.rounds, nv.queries, "naive", nv.scope_size, nv.last_values)
+        return Run(
+            nv.ids, secs, nv.rounds, nv.queries, "naive", nv.rows, nv.scope_size, nv.last_values
+        )
     scope = None if plan == "unscoped" else case.scope if case else None
     res = await asearch(
         None,
@@ -528,8 +533,9 @@ async def run_plan(
     secs = time.perf_counter() - t0
     st = res.stats
     last = st.hops[-1].edges if scope is not None and st.hops else None
+    ids = [n.id for n in res]
     return Run(
-        [n.id for n in res], secs, st.rounds, st.total_queries, str(st.plan), st.scope_size, last
+        ids, secs, st.rounds, st.total_queries, str(st.plan), st.total_rows, st.scope_size, last
     )
 
 
@@ -597,6 +603,7 @@ async def measure(
             "n": s["n"],
             "rounds": max(r.rounds for r in runs[p]),
             "queries": max(r.queries for r in runs[p]),
+            "rows": max(r.rows for r in runs[p]),
             "ran": sorted({r.plan for r in runs[p]}),
             "same_ids": not checks,
             "exact_order": all(runs[p][qi].ids == naive[qi].ids for qi in range(len(QUERIES))),
@@ -635,6 +642,7 @@ async def measure_unscoped(
         "n": s["n"],
         "rounds": last.rounds,
         "queries": last.queries,
+        "rows": last.rows,
     }
 
 
@@ -651,6 +659,7 @@ def report(cases: list[dict[str, Any]], unscoped: list[dict[str, Any]]) -> str:
             "p95 ms",
             "rounds",
             "queries",
+            "rows",
             "naive/plan",
             "ids",
         ]
@@ -670,6 +679,7 @@ def report(cases: list[dict[str, Any]], unscoped: list[dict[str, Any]]) -> str:
                     f"{f['p95_ms']:.1f}",
                     str(f["rounds"]),
                     str(f["queries"]),
+                    str(f["rows"]),
                     f"{naive_p50 / f['p50_ms']:.2f}x",
                     "same" if f["same_ids"] else "FAIL",
                 ]
@@ -686,6 +696,7 @@ def report(cases: list[dict[str, Any]], unscoped: list[dict[str, Any]]) -> str:
                 f"{u['p95_ms']:.1f}",
                 str(u["rounds"]),
                 str(u["queries"]),
+                str(u["rows"]),
                 "-",
                 "-",
             ]
@@ -696,8 +707,9 @@ def report(cases: list[dict[str, Any]], unscoped: list[dict[str, Any]]) -> str:
 def markdown(cases: list[dict[str, Any]], unscoped: list[dict[str, Any]], films: int) -> str:
     """The same table as Markdown (for docs/benchmarks.md)."""
     lines = [
-        "| case | filter | last-hop values | scope | plan | p50 ms | p95 ms | rounds | queries |",
-        "|---|---|--:|--:|---|--:|--:|--:|--:|",
+        "| case | filter | last-hop values | scope | plan | p50 ms | p95 ms | rounds | queries "
+        "| rows |",
+        "|---|---|--:|--:|---|--:|--:|--:|--:|--:|",
     ]
     for c in cases:
         for p, f in c["plans"].items():
@@ -706,13 +718,13 @@ def markdown(cases: list[dict[str, Any]], unscoped: list[dict[str, Any]], films:
             lines.append(
                 f"| {c['case']} | {flt} | {c['last_hop_values']} | {c['scope_size']} | "
                 f"{label} | {f['p50_ms']:.1f} | {f['p95_ms']:.1f} | {f['rounds']} | "
-                f"{f['queries']} |"
+                f"{f['queries']} | {f['rows']} |"
             )
     for u in unscoped:
         flt = "—" if u["filter"] is None else f"`{_flt_name(u['filter'])}`"
         lines.append(
             f"| no scope (all films) | {flt} | — | {films:,} | unscoped | {u['p50_ms']:.1f} | "
-            f"{u['p95_ms']:.1f} | {u['rounds']} | {u['queries']} |"
+            f"{u['p95_ms']:.1f} | {u['rounds']} | {u['queries']} | {u['rows']} |"
         )
     return "\n".join(lines)
 
@@ -790,9 +802,14 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     for f in failures:
         print(f"FAIL {f}")
     if not failures:
+        rounds = out["two_hop_max_rounds"]
         print(
-            "  checks: every plan returns the naive ids; 2-hop scopes answer in at most "
-            f"{out['two_hop_max_rounds']} rounds (bound {MAX_ROUNDS_2HOP})"
+            "  checks: every plan returns the naive ids"
+            + (
+                f"; 2-hop scopes answer in at most {rounds} rounds (bound {MAX_ROUNDS_2HOP})"
+                if rounds is not None
+                else ""
+            )
         )
     out["markdown"] = markdown(results, unscoped, info["docs"])
     store.close()
