@@ -70,6 +70,41 @@ def films_sharing_a_director_with(db: Path, actor: str) -> tuple[set[str], set[s
     return anchors, shared - anchors
 
 
+def films_by_country_genre_before_with_metacritic(
+    db: Path, country: str, genre: str, before: int, metacritic: int
+) -> set[str]:
+    """The films of `country` and `genre` released before the year `before` with a Metacritic
+    score of at least `metacritic`: ids rebuilt as the loader builds them, the range conditions
+    in SQL, the comma lists split here (a part stripped of white space)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(
+            """
+            WITH films AS (
+                SELECT o.ID AS rid, o.Year AS year, o.Metacritic AS metacritic,
+                       o.Genre AS genre, o.Country AS country,
+                       COALESCE(NULLIF(o.imdbID, ''), 'film-' || o.ID) AS base
+                FROM omdb AS o LEFT JOIN tomatoes AS t ON t.ID = o.ID
+            ),
+            ids AS (
+                SELECT CASE WHEN ROW_NUMBER() OVER (PARTITION BY base ORDER BY rid) = 1
+                            THEN base ELSE base || '~' || rid END AS id,
+                       year, metacritic, genre, country
+                FROM films
+            )
+            SELECT id, genre, country FROM ids WHERE year < ? AND metacritic >= ?
+            """,
+            (before, metacritic),
+        ).fetchall()
+    finally:
+        conn.close()
+
+    def parts(text: str | None) -> set[str]:
+        return {p.strip() for p in (text or "").split(",") if p.strip()}
+
+    return {i for i, g, c in rows if genre in parts(g) and country in parts(c)}
+
+
 _CHOSEN = (
     "(SELECT ID FROM omdb WHERE \"Cast\" LIKE '%fonda%' UNION "
     "SELECT ID FROM (SELECT ID FROM omdb ORDER BY ID LIMIT 300))"

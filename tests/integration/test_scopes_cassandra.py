@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from keyspaces import new_keyspace
 
-from films_sql import films_sharing_a_director_with
+from films_sql import films_by_country_genre_before_with_metacritic, films_sharing_a_director_with
 from hoprag import Scope, ScopeTooLargeError, asearch
 from hoprag.datasets.films import load_films, movies_db_path
 from hoprag.edges import MetadataEdge
@@ -27,7 +27,11 @@ N_FILMS = 17_472
 def films(cassandra_session: Any) -> Iterator[CassandraStore]:
     keyspace = new_keyspace(cassandra_session)
     store = CassandraStore(
-        HashEmbedding(32), keyspace=keyspace, table="films", session=cassandra_session
+        HashEmbedding(32),
+        keyspace=keyspace,
+        table="films",
+        session=cassandra_session,
+        fields={"year": "number", "metacritic": "number"},  # for the range filters
     )
     store.add(load_films())
     yield store
@@ -256,3 +260,24 @@ async def test_sequential_rounds_counted_from_the_calls_match_the_stats(
     assert log.rounds() == res.stats.rounds == rounds[plan]
     plain = await asearch("war", store=films, k=10, scope=scope, filter=flt, plan=plan)
     assert [n.id for n in res] == [n.id for n in plain] and len(res) > 0
+
+
+ITALIAN_DRAMAS = {
+    "country": "Italy",
+    "genre": "Drama",
+    "year": {"$lt": 1980},
+    "metacritic": {"$gte": 70},
+}
+
+
+async def test_italian_dramas_before_1980_with_metacritic_70_are_the_sql_answer(
+    films: CassandraStore,
+) -> None:
+    want = films_by_country_genre_before_with_metacritic(
+        movies_db_path(), "Italy", "Drama", 1980, 70
+    )
+    assert len(want) > 10  # the question has a real answer
+    every = await asearch("drama", store=films, k=1000, filter=ITALIAN_DRAMAS)
+    assert {n.id for n in every} == want
+    top = await asearch("a family in war", store=films, k=5, filter=ITALIAN_DRAMAS)
+    assert len(top) == 5 and {n.id for n in top} <= want

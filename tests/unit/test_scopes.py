@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 import hoprag
-from films_sql import films_sharing_a_director_with
+from films_sql import films_by_country_genre_before_with_metacritic, films_sharing_a_director_with
 from hoprag import Document, InvalidInputError, Scope, ScopeTooLargeError, asearch, search
 from hoprag.datasets.films import load_films, movies_db_path
 from hoprag.embeddings.hash import HashEmbedding
@@ -227,3 +227,24 @@ def test_traverse_and_astream_take_a_scope(small: MemoryStore) -> None:
     assert sorted(anyio.run(stream)) == ["d4", "d5"]
     with pytest.raises(InvalidInputError, match="scope must be a hoprag Scope"):
         hoprag.astream("fins", store=small, edges=edges, strategy=strategy, scope={"ids": []})  # type: ignore[arg-type]
+
+
+ITALIAN_DRAMAS = {
+    "country": "Italy",
+    "genre": "Drama",
+    "year": {"$lt": 1980},
+    "metacritic": {"$gte": 70},
+}
+
+
+async def test_italian_dramas_before_1980_with_metacritic_70_are_the_sql_answer(
+    films_store: MemoryStore,
+) -> None:
+    want = films_by_country_genre_before_with_metacritic(
+        movies_db_path(), "Italy", "Drama", 1980, 70
+    )
+    assert len(want) > 10  # the question has a real answer
+    every = await asearch("drama", store=films_store, k=1000, filter=ITALIAN_DRAMAS)
+    assert {n.id for n in every} == want
+    top = await asearch("a family in war", store=films_store, k=5, filter=ITALIAN_DRAMAS)
+    assert len(top) == 5 and {n.id for n in top} <= want

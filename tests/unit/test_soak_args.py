@@ -77,12 +77,17 @@ def test_a_miss_at_one_is_expected_and_a_miss_at_quorum_is_a_problem() -> None:
     phase.probes = {"ONE": {"ok": 3, "missing": 1}, "QUORUM": {"ok": 4}, "ALL": {"ok": 4}}
     clean = {"missing": 0, "corrupted": 0, "unreadable": 0, "examples": []}
     assert soak.verdict([phase], clean) == []
+    phase.probes["ONE"] = {"ok": 3, "ReadTimeout": 1}
+    assert soak.verdict([phase], clean) == [
+        "16 in flight, all nodes up: probes at ONE: {'ReadTimeout': 1}"
+    ]
+    phase.probes["ONE"] = {"ok": 3}
     phase.probes["QUORUM"] = {"ok": 3, "missing": 1}
     assert soak.verdict([phase], clean) == [
         "16 in flight, all nodes up: probes at QUORUM: {'missing': 1}"
     ]
     killed = soak.PhaseResult(in_flight=16, fault="kill", label="killed", completed=1)
-    killed.probes = {"ALL": {"ok": 1, "Unavailable": 5}}
+    killed.probes = {"ALL": {"ok": 1, "Unavailable": 5, "ReadTimeout": 2}}
     assert soak.verdict([killed], clean) == []
     killed.probes = {"ALL": {"missing": 1}}
     assert soak.verdict([killed], clean) == ["16 in flight, killed: probes at ALL: {'missing': 1}"]
