@@ -26,7 +26,7 @@ import anyio
 
 from hoprag.documents import Document, Path
 from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge, edge_sort_key
-from hoprag.errors import invalid
+from hoprag.errors import invalid, one_error
 from hoprag.scopes import MAX_SCOPE_SIZE, Scope, ScopeTooLargeError
 from hoprag.stats import HopStats
 from hoprag.stores.base import Hit, PreparedQuery
@@ -244,28 +244,10 @@ async def gather(calls: Sequence[Callable[[], Awaitable[None]]]) -> None:
     if len(calls) == 1:
         await calls[0]()
         return
-    try:
+    with one_error():  # the first failure is the answer (the others were cancelled by it)
         async with anyio.create_task_group() as tg:
             for fn in calls:
                 tg.start_soon(_await, fn)
-    except BaseExceptionGroup as group:
-        # The first failure is the answer (the others were cancelled because of it).
-        first = _first(group)
-        if first is None:
-            raise
-        raise first from None
-
-
-def _first(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The first exception in `group` that is not a cancellation, unwrapping nested groups."""
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            inner = _first(exc)
-            if inner is not None:
-                return inner
-        elif not isinstance(exc, anyio.get_cancelled_exc_class()):
-            return exc
-    return None
 
 
 async def _await(fn: Callable[[], Awaitable[None]]) -> None:
