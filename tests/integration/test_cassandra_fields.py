@@ -389,17 +389,20 @@ def test_an_interrupted_fields_declare_resumes_when_run_again(
             "rank=number", "day=date", "who=entity", "--keyspace", keyspace,
             "--contact-points", cassandra_contact_points]  # fmt: skip
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    catalog = FieldCatalog(cassandra_session, keyspace)
+    # Read the fields table directly: FieldCatalog.load asks this process's schema metadata
+    # whether the table exists, and the driver learns of a table created by another process
+    # only after its schema-event debounce, which can outlast the whole declaration.
+    query = f"SELECT state FROM {keyspace}.hoprag_fields WHERE table_name = 'docs'"
     deadline = time.monotonic() + 300
     try:
         while time.monotonic() < deadline and proc.poll() is None:
             try:
-                states = {d.ready for d in catalog.load("docs").values()}
-            except Exception:  # the fields table may be in the middle of its creation
+                states = {r[0] for r in cassandra_session.execute(query)}
+            except Exception:  # the fields table is not created yet
                 states = set()
-            if states == {False}:
+            if states == {"adding"}:
                 break
-            time.sleep(0.02)
+            time.sleep(0.01)
         assert proc.poll() is None, "the declaration finished before it could be interrupted"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)

@@ -107,8 +107,12 @@ def test_reads_at_all_fail_while_a_node_is_down_and_one_and_quorum_do_not(soak: 
     assert "missing" not in at_all, at_all  # ALL either answers with the document or fails
     # A read at ONE may come from the restarted replica before it got the writes it missed
     # (1 + 2 is not more than 3 replicas): "missing" is allowed there, an error is not.
-    assert set(kill["probes"]["ONE"]) <= {"ok", "missing"}, kill["probes"]
-    assert set(kill["probes"]["QUORUM"]) == {"ok"}, kill["probes"]
+    # A server ReadTimeout at ONE or QUORUM (a replica killed and not yet known down, or
+    # starved on a loaded machine) is retried once; the retry must find the document.
+    retried = "ReadTimeout, then ok"
+    assert set(kill["probes"]["ONE"]) <= {"ok", "missing", retried}, kill["probes"]
+    assert set(kill["probes"]["QUORUM"]) <= {"ok", retried}, kill["probes"]
+    assert kill["probes"]["QUORUM"].get("ok", 0) > 0, kill["probes"]
     for p in soak["phases"]:  # ALL answers with the document or fails, never without it
         assert "missing" not in p["probes"]["ALL"], p["probes"]
 

@@ -71,7 +71,7 @@ def test_the_full_schedule_runs_every_level_with_every_fault_and_quick_one_each(
     assert {p.seconds for p in full} == {60.0}
 
 
-def test_a_miss_at_one_is_expected_and_a_miss_at_quorum_is_a_problem() -> None:
+def test_a_miss_at_one_and_a_cured_timeout_are_expected_and_a_miss_at_quorum_is_a_problem() -> None:
     soak = _soak_module()
     phase = soak.PhaseResult(in_flight=16, fault="none", label="all nodes up", completed=1)
     phase.probes = {"ONE": {"ok": 3, "missing": 1}, "QUORUM": {"ok": 4}, "ALL": {"ok": 4}}
@@ -82,6 +82,8 @@ def test_a_miss_at_one_is_expected_and_a_miss_at_quorum_is_a_problem() -> None:
         "16 in flight, all nodes up: probes at ONE: {'ReadTimeout': 1}"
     ]
     phase.probes["ONE"] = {"ok": 3}
+    phase.probes["QUORUM"] = {"ok": 3, soak.RETRIED_OK: 1}
+    assert soak.verdict([phase], clean) == []
     phase.probes["QUORUM"] = {"ok": 3, "missing": 1}
     assert soak.verdict([phase], clean) == [
         "16 in flight, all nodes up: probes at QUORUM: {'missing': 1}"
@@ -94,3 +96,46 @@ def test_a_miss_at_one_is_expected_and_a_miss_at_quorum_is_a_problem() -> None:
     assert soak.verdict([], clean | {"corrupted": 1, "examples": ["x"]}) == [
         "1 acknowledged documents corrupted at ALL: ['x']"
     ]
+
+
+class _Session:
+    """Answers the probe's reads from a script: an exception to raise or the rows to return."""
+
+    def __init__(self, *answers: object) -> None:
+        self.answers = list(answers)
+        self.reads = 0
+
+    def execute(self, stmt: object, values: object, timeout: float) -> list[object]:
+        self.reads += 1
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        assert isinstance(answer, list)
+        return answer
+
+
+@pytest.mark.parametrize(
+    ("level", "answers", "counted", "reads"),
+    [
+        ("QUORUM", [[("d1",)]], "ok", 1),
+        ("QUORUM", ["timeout", [("d1",)]], "ReadTimeout, then ok", 2),
+        ("QUORUM", ["timeout", []], "missing", 2),
+        ("QUORUM", ["timeout", "timeout"], "ReadTimeout", 2),
+        ("ONE", ["timeout", [("d1",)]], "ReadTimeout, then ok", 2),
+        ("ALL", ["timeout"], "ReadTimeout", 1),
+    ],
+)
+def test_a_probe_retries_a_server_timeout_once_below_all(
+    monkeypatch: pytest.MonkeyPatch, level: str, answers: list, counted: str, reads: int
+) -> None:
+    from cassandra import ConsistencyLevel, ReadTimeout
+    from cassandra.query import SimpleStatement
+
+    soak = _soak_module()
+    monkeypatch.setattr(soak.time, "sleep", lambda s: None)
+    session = _Session(*[ReadTimeout("timed out") if a == "timeout" else a for a in answers])
+    probe = soak.Soak.__new__(soak.Soak)
+    probe.session = session
+    stmt = SimpleStatement("SELECT id", consistency_level=getattr(ConsistencyLevel, level))
+    assert probe._probe(stmt, "d1") == counted
+    assert session.reads == reads
