@@ -64,6 +64,7 @@ __all__ = [
     "CompiledFilter",
     "Condition",
     "Filter",
+    "FilterPlan",
     "compile_filter",
     "holds",
     "matches",
@@ -179,6 +180,41 @@ class CompiledFilter:
 
 MATCH_ALL = CompiledFilter(((),))
 """The compiled form of no filter."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilterPlan:
+    """How a store answers one run's filter, shown by `TraversalStats.explain()`: the
+    `queries` each read sends (a vector search, an edge, a complete read: one per filter
+    branch the store sends, their rows merged; `$in` values and `$or` alternatives are
+    branches), the conditions the store's indexes answer (`pushed`) and those checked on
+    each row after the read (`after_read`), each as 'field operator'."""
+
+    queries: int = 1
+    pushed: tuple[str, ...] = ()
+    after_read: tuple[str, ...] = ()
+
+    @property
+    def filtered(self) -> bool:
+        """Whether there is a filter to describe."""
+        return bool(self.pushed or self.after_read)
+
+    def describe(self) -> str:
+        """One line: '3 queries per read, merged; by the index: genre $eq, year $gte; after the
+        read: country $ne'."""
+        parts = [f"{self.queries} {'query' if self.queries == 1 else 'queries'} per read"]
+        if self.queries > 1:
+            parts[0] += ", merged"
+        if self.pushed:
+            parts.append("by the index: " + ", ".join(self.pushed))
+        if self.after_read:
+            parts.append("after the read: " + ", ".join(self.after_read))
+        return "; ".join(parts)
+
+
+def condition_label(condition: Condition) -> str:
+    """'field operator', as `FilterPlan` lists a condition."""
+    return f"{condition.field} {condition.op}"
 
 
 # --- the evaluator ----------------------------------------------------------------------------

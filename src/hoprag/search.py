@@ -232,6 +232,8 @@ async def scoped_hits(
     exp = await _prepare_walk(
         store, scope, rank, embedding if walk_ranks else None, max_concurrency
     )
+    if exp.anchor_query is not None:
+        stats.filters["scope start"] = exp.anchor_query.filter_plan
     ranking = _Ranking(rank, k, exp.limit)
     used_pushdown = False
     hop = _hop(stats)
@@ -345,6 +347,7 @@ async def asearch(
     rank = await store.aprepare(
         emb, filter, include_embeddings=False, max_concurrency=max_concurrency
     )
+    stats.filters["filter"] = rank.filter_plan
     if scope is not None:
         found, exp = await scoped_hits(
             store,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hoprag.documents import Node
+from hoprag.filters import FilterPlan
 
 _SHOWN = ("search", "get", "adjacent")
 """Query kinds with their own column in `explain()`; others (a scope's `match` and `filter`
@@ -53,6 +54,9 @@ class TraversalStats:
     "pushdown", see `hoprag.search`). None for a traversal."""
     scope_size: int | None = None
     """For a scoped search: the documents in the scope (None without one)."""
+    filters: dict[str, FilterPlan] = field(default_factory=dict)
+    """How the store answered each filter of the run: "filter" (the run's, ANDed into every
+    read) and, with a scope, "scope start" (its anchors' filter). See `FilterPlan`."""
 
     @property
     def rounds(self) -> int:
@@ -90,11 +94,14 @@ class TraversalStats:
         return sum(h.kept for h in self.hops)
 
     def explain(self) -> str:
-        """A small text table, one line per hop."""
-        lines = ["hop  edges  search get adjacent  rows  cand  kept  seconds"]
+        """A small text table, one line per hop, after the plan of a search and how the store
+        answered the run's filters (see `FilterPlan`)."""
+        head = []
         if self.plan is not None:
             size = "" if self.scope_size is None else f", scope of {self.scope_size} documents"
-            lines.insert(0, f"plan: {self.plan}{size}, {self.rounds} rounds")
+            head.append(f"plan: {self.plan}{size}, {self.rounds} rounds")
+        head += [f"{name}: {p.describe()}" for name, p in self.filters.items() if p.filtered]
+        lines = [*head, "hop  edges  search get adjacent  rows  cand  kept  seconds"]
         for h in self.hops:
             q = h.queries
             other = [(k, v) for k, v in q.items() if k not in _SHOWN and v]

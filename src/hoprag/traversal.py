@@ -436,6 +436,7 @@ async def _scoped_start(
     notes["scope_rounds"] = inner.rounds
     notes["scope_size"] = inner.scope_size or 0
     notes["scope_queries"] = inner.total_queries
+    stats.filters.update((k, v) for k, v in inner.filters.items() if k != "filter")
     return [hit for hit, _ in found]
 
 
@@ -533,6 +534,7 @@ def astream(
             prepared = await deadline.step(
                 _prepare, store, query, query_embedding, filter, strategy, max_concurrency
             )
+            stats.filters["filter"] = prepared.filter_plan
             run = _Run(
                 query=prepared,
                 edge_fn=edge_fn,

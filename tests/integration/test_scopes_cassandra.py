@@ -281,3 +281,28 @@ async def test_italian_dramas_before_1980_with_metacritic_70_are_the_sql_answer(
     assert {n.id for n in every} == want
     top = await asearch("a family in war", store=films, k=5, filter=ITALIAN_DRAMAS)
     assert len(top) == 5 and {n.id for n in top} <= want
+
+
+async def test_explain_names_the_merged_branch_queries_and_the_conditions_checked_after_the_read(
+    films: CassandraStore,
+) -> None:
+    flt = {"genre": {"$in": ["Drama", "War"]}, "year": {"$gte": 1990}, "country": {"$ne": "Italy"}}
+    res = await asearch("war", store=films, k=10, scope=STREEP, filter=flt)
+    plan = res.stats.filters["filter"]
+    assert plan.queries == 2  # one per $in value, run together and merged
+    assert set(plan.pushed) == {"genre $eq", "year $gte"}  # tokens, and the typed year column
+    assert plan.after_read == ("country $ne",)
+    start = res.stats.filters["scope start"]
+    assert (start.queries, start.pushed, start.after_read) == (1, ("cast $eq",), ())
+    lines = res.stats.explain().splitlines()
+    assert (
+        "filter: 2 queries per read, merged; by the index: genre $eq, year $gte; after the "
+        "read: country $ne" in lines
+    )
+    assert "scope start: 1 query per read; by the index: cast $eq" in lines
+    assert res and all(
+        n.metadata["year"] >= 1990
+        and "Italy" not in n.metadata.get("country", [])
+        and {"Drama", "War"} & set(n.metadata["genre"])
+        for n in res
+    )

@@ -163,10 +163,14 @@ async def test_search_runs_inside_an_event_loop(small: MemoryStore) -> None:
 async def test_explain_names_the_plan_rounds_and_reads(small: MemoryStore) -> None:
     scope = Scope(start={"type": "bird"}, edges=[("keywords", "keywords")], max_depth=2)
     res = await asearch("wings", store=small, k=3, scope=scope, filter={"type": "mammal"})
-    text = res.stats.explain()
-    first = text.splitlines()[0]
-    assert first == "plan: exact, scope of 10 documents, 3 rounds"
-    assert "filter=1" in text.splitlines()[2] and "match=" in text.splitlines()[3]
+    lines = res.stats.explain().splitlines()
+    assert lines[:3] == [
+        "plan: exact, scope of 10 documents, 3 rounds",
+        "filter: 1 query per read; by the index: type $eq",
+        "scope start: 1 query per read; by the index: type $eq",
+    ]
+    assert lines[3].startswith("hop")
+    assert "filter=1" in lines[4] and "match=" in lines[5]
     assert res.stats.rounds == 3
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from hoprag import Document, MetadataEdge
-from hoprag.filters import Filter
+from hoprag.filters import Filter, FilterPlan
 from hoprag.stores import Hit, PreparedQuery, Store
 
 
@@ -54,6 +54,10 @@ class RecordingQuery(PreparedQuery):
         self.filter = inner.filter
         self.include_embeddings = inner.include_embeddings
         self.limiter = inner.limiter
+
+    @property
+    def filter_plan(self) -> FilterPlan:
+        return self.inner.filter_plan
 
     async def asearch(self, *, k: int) -> list[Hit]:
         self.store.calls.append(("search", None, self.raw_filter))

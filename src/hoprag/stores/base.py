@@ -29,7 +29,7 @@ import anyio
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
 from hoprag.errors import one_error
-from hoprag.filters import CompiledFilter, Filter
+from hoprag.filters import CompiledFilter, Filter, FilterPlan, condition_label
 from hoprag.resolve import Candidate
 
 __all__ = ["DEFAULT_MAX_CONCURRENCY", "Candidate", "Filter", "Hit", "PreparedQuery", "Store"]
@@ -66,6 +66,13 @@ class PreparedQuery(Protocol):
     """Whether hits carry their documents' embeddings."""
     limiter: anyio.CapacityLimiter
     """Every query in flight holds one of its `max_concurrency` slots."""
+
+    @property
+    def filter_plan(self) -> FilterPlan:
+        """How this store answers `filter` (queries per read, conditions its indexes answer and
+        those checked after the read), for `TraversalStats.explain()`. This default says one
+        query per read with the store deciding every condition."""
+        return FilterPlan(1, tuple(dict.fromkeys(map(condition_label, self.filter.conditions))))
 
     async def asearch(self, *, k: int) -> list[Hit]:
         """The `k` documents most similar to the query that pass the filter, best first."""

@@ -604,6 +604,34 @@ class StoreCompliance:
         depths = {"d1": 0, "d0": 1, "d8": 1, "d11": 1, "d3": 1, "d2": 2, "d9": 2}
         await self._traversal_holds_the_filter(store, flt, depths)
 
+    async def test_explain_says_how_every_condition_of_the_filter_was_answered(
+        self, store: Store
+    ) -> None:
+        flt = {"type": {"$in": ["mammal", "bird"]}, "keywords": {"$ne": "claws"}}
+        result = await atraverse(
+            None,
+            query_embedding=_query(),
+            store=store,
+            edges=[("keywords", "keywords")],
+            strategy=Eager(select_k=5, start_k=2, adjacent_k=5, max_depth=1),
+            filter=flt,
+        )
+        plan = result.stats.filters["filter"]
+        labels = {"type $eq", "keywords $ne"}
+        assert set(plan.pushed) | set(plan.after_read) == labels
+        assert not set(plan.pushed) & set(plan.after_read)
+        assert plan.queries in (1, 2)  # one read, or one query per $in value, merged
+        assert f"filter: {plan.describe()}" in result.stats.explain().splitlines()
+        unfiltered = await atraverse(
+            None,
+            query_embedding=_query(),
+            store=store,
+            edges=[("keywords", "keywords")],
+            strategy=Eager(select_k=5, start_k=2, adjacent_k=5, max_depth=1),
+        )
+        assert not unfiltered.stats.filters["filter"].filtered
+        assert "filter:" not in unfiltered.stats.explain()
+
     @staticmethod
     async def _traversal_holds_the_filter(
         store: Store, flt: dict[str, Any], depths: dict[str, int]

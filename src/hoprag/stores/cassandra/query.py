@@ -44,7 +44,7 @@ import anyio
 
 from hoprag.edges import MetadataEdge
 from hoprag.errors import invalid
-from hoprag.filters import CompiledFilter
+from hoprag.filters import CompiledFilter, FilterPlan, condition_label
 from hoprag.stores.base import Hit, PreparedQuery
 from hoprag.stores.cassandra import sets
 from hoprag.stores.cassandra.executor import Call, Executor
@@ -110,6 +110,26 @@ class CassandraQuery(PreparedQuery):
         # A score is computed by Cassandra (one more bound vector) when vectors are not read.
         self._head: list[Any] = [] if include_embeddings or embedding is None else [embedding]
         self._texts: dict[tuple[str, ...], str] = {}
+
+    @property
+    def filter_plan(self) -> FilterPlan:
+        """One query per pushed-down branch; conditions the table's indexes answer (tokens for
+        equality, a declared field's typed column for a range) and those checked after the
+        read (`$ne`, `$exists`, and a range's documents whose field holds a list)."""
+        pushed: list[str] = []
+        after: list[str] = []
+        for c in self.filter.conditions:
+            options = self._layout.pushed(c)
+            label = condition_label(c)
+            if options is None:
+                after.append(label)
+                continue
+            pushed.append(label)
+            if len(options) > 1:
+                after.append(f"{label} on list values")
+        return FilterPlan(
+            self.branch_queries, tuple(dict.fromkeys(pushed)), tuple(dict.fromkeys(after))
+        )
 
     def _vector(self, what: str) -> PackedVector:
         """The query vector, which `what` needs."""
