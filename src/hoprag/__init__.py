@@ -6,7 +6,8 @@ score and path. `atraverse` / `astream` / `traverse` run a traversal over any `S
 (`hoprag.stores.MemoryStore`, `hoprag.stores.CassandraStore`) with a `Strategy`
 (`Eager`, `Mmr`, `Scored`, or the path search `Beam` with its `Prune` and
 signals `StartBoost`, `Importance`, `Recency`). `asearch` / `search` rank the documents of a
-`Scope` (a set reached through the graph from anchors) or run a plain filtered search.
+`Scope` (a set reached through the graph from anchors) or run a plain filtered search;
+`Store.aresolve` turns a typed name into the `Candidate` values it may mean.
 Errors: `HopragError`, with `InvalidInputError` (a `ValueError`) for the caller's mistakes
 and `StoreError` / `StoreUnavailableError` for a store that failed or could not be reached
 (docs/stores.md)."""
@@ -31,6 +32,8 @@ from hoprag.errors import (
     StoreUnavailableError,
     TraversalTimeoutError,
 )
+from hoprag.filters import FilterPlan
+from hoprag.resolve import Candidate
 from hoprag.scopes import Scope, ScopeTooLargeError
 from hoprag.search import asearch, search
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
@@ -54,12 +57,14 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthenticationError",
     "Beam",
+    "Candidate",
     "Document",
     "Eager",
     "Edge",
     "EdgeFunction",
     "EdgeSpec",
     "Edges",
+    "FilterPlan",
     "HopStats",
     "HopragError",
     "Id",

@@ -380,6 +380,27 @@ def test_filter_keeps_only_matching_documents(graph: Graph) -> None:
     assert sorted(n["id"] for n in numeric) == ["a00007", "a00057", "a00107"]
 
 
+def test_filter_takes_operator_json_and_explain_says_how_it_ran(graph: Graph) -> None:
+    flt = ("--filter", 'group={"$in": ["g1", "g2"]}', "--filter", 'keywords={"$ne": "method3"}')
+    args = ("--select-k", "20", "--max-depth", "2", *flt)
+    nodes = graph.query_json("article 8", *args)["nodes"]
+    assert len(nodes) >= 10
+    for n in nodes:
+        assert n["metadata"]["group"] in ("g1", "g2"), n
+        assert "method3" not in n["metadata"]["keywords"], n
+    r = graph.query("article 8", *args, "--explain")
+    assert r.returncode == 0, r.stderr
+    assert (
+        "filter: 2 queries per read, merged; by the index: group $eq; after the read: "
+        "keywords $ne" in r.stdout.splitlines()
+    )
+    # A range needs the field declared; the error names the command that declares it.
+    ranged = graph.query("article 8", "--filter", 'rank={"$gte": 40}')
+    assert ranged.returncode == 2, ranged.stderr
+    assert "hoprag fields declare" in ranged.stderr and "rank" in ranged.stderr, ranged.stderr
+    assert "Traceback" not in ranged.stderr
+
+
 def test_roots_are_admitted_at_depth_zero_and_expanded(graph: Graph) -> None:
     r = graph.run("query", "article 0", "--table", "arts", "--edges", "references:$id",
                   "--root", "a00123", "--root", "a00077", "--start-k", "1", "--select-k", "30",

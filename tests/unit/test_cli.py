@@ -285,6 +285,15 @@ def test_edges_item_with_two_colons_is_an_error_not_a_field_with_a_colon() -> No
     assert parse_edges_arg(" a.b : $id ") == [("a.b", "$id")]
 
 
+def test_filter_values_may_be_operator_dicts_of_the_filter_language() -> None:
+    got = parse_filter_arg(['year={"$gte": 1990, "$lt": 2000}', 'genre={"$in": ["War", "Drama"]}'])
+    assert got == {"year": {"$gte": 1990, "$lt": 2000}, "genre": {"$in": ["War", "Drama"]}}
+    with pytest.raises(CliError, match=r"\$regex"):
+        parse_filter_arg(['title={"$regex": "^A"}'])
+    with pytest.raises(CliError, match="a range on a text field"):
+        parse_filter_arg(['title={"$gt": "abc"}'])
+
+
 def test_filter_naming_a_field_twice_is_an_error_not_the_last_value() -> None:
     with pytest.raises(CliError, match="names the field 'a' twice"):
         parse_filter_arg(["a=1", "b=x", "a=2"])
