@@ -65,6 +65,7 @@ __all__ = [
     "Condition",
     "Filter",
     "FilterPlan",
+    "check_complete_read",
     "compile_filter",
     "holds",
     "matches",
@@ -210,6 +211,24 @@ class FilterPlan:
         if self.after_read:
             parts.append("after the read: " + ", ".join(self.after_read))
         return "; ".join(parts)
+
+
+COMPLETE_READ_ALLOWED = (
+    "a filter with an equality or a range in every branch of its $or / $in (a branch of only "
+    "$ne, $nin or $exists conditions would read every document of the store)"
+)
+
+
+def check_complete_read(compiled: CompiledFilter, argument: str, value: Any) -> None:
+    """Refuse, with `InvalidInputError` naming `argument` and `value`, a filter that a read of
+    every match (`PreparedQuery.afiltered`: a scope's `start`, `order_by` without a scope)
+    cannot take from an index: the empty filter, or one with a branch of only `$ne`, `$nin`
+    and `$exists` conditions. The same rule for every store, though MemoryStore could scan."""
+    if compiled.matches_all:
+        raise invalid(argument, value, "a non-empty filter for a read of every match")
+    for branch in compiled.branches:
+        if not any(c.op == "$eq" or c.is_range for c in branch):
+            raise invalid(argument, value, COMPLETE_READ_ALLOWED)
 
 
 def condition_label(condition: Condition) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from hoprag.edges import EdgeFunction, EdgeSpec, MetadataEdgeFunction, parse_edges
 from hoprag.errors import InvalidInputError, invalid
-from hoprag.filters import Filter, compile_filter
+from hoprag.filters import Filter, check_complete_read, compile_filter
 from hoprag.validation import check_ids, check_int
 
 __all__ = [
@@ -84,7 +84,9 @@ class Scope:
                     "a non-empty filter mapping, e.g. {'cast': 'Meryl Streep'}",
                     hint="an empty filter would anchor the scope on every document",
                 )
-            compile_filter(self.start)  # checked now, compiled again by each store
+            # checked now (and that its anchors can be read from an index), compiled again by
+            # each store
+            check_complete_read(compile_filter(self.start), "Scope start", self.start)
             _set(self, "start", dict(self.start))
         else:
             _set(self, "ids", tuple(check_ids(ids, what="Scope ids")))

@@ -40,7 +40,7 @@ from hoprag.documents import Node, Path
 from hoprag.edges import MISSING, Edges, MetadataEdge, nested_get
 from hoprag.embeddings.base import aembed_query
 from hoprag.errors import invalid
-from hoprag.filters import Filter
+from hoprag.filters import Filter, check_complete_read
 from hoprag.scope_expansion import Expansion, Member, gather
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
@@ -376,6 +376,7 @@ async def asearch(
                 "a non-empty filter (or a scope) when order_by ranks without a query",
                 hint="ordering every document of a store would read it all",
             )
+        check_complete_read(rank.filter, "filter", filter)
         stats.plan = "filtered"
         hop.queries["filter"] = 1
         hits = await rank.afiltered(limit=DEFAULT_MAX_SIZE + 1)

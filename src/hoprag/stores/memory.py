@@ -30,7 +30,14 @@ from hoprag.documents import Document
 from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
 from hoprag.embeddings.base import aembed_documents, embed_documents
 from hoprag.errors import InvalidInputError, invalid
-from hoprag.filters import CompiledFilter, Filter, compile_filter, matches
+from hoprag.filters import (
+    CompiledFilter,
+    Filter,
+    check_complete_read,
+    compile_filter,
+    condition_label,
+    matches,
+)
 from hoprag.resolve import (
     MAX_CANDIDATES,
     Candidate,
@@ -545,8 +552,11 @@ class MemoryQuery(PreparedQuery):
         """Every document that passes the (non-empty) filter, at most `limit` (see
         `PreparedQuery.afiltered`)."""
         limit = check_int("limit", limit, minimum=0)
-        if self.filter.matches_all:
-            raise invalid("filter", {}, "a non-empty filter for a read of every match")
+        check_complete_read(
+            self.filter,
+            "filter",
+            [[condition_label(c) for c in b] for b in self.filter.branches],
+        )
         store = self.store
         if limit == 0 or store._n == 0:
             return []

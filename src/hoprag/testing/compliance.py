@@ -1151,6 +1151,37 @@ class StoreCompliance:
         with pytest.raises(InvalidInputError, match="non-empty filter"):
             await unfiltered.afiltered(limit=13)
 
+    @pytest.mark.parametrize(
+        "flt",
+        [
+            {"type": {"$ne": "bird"}},
+            {"keywords": {"$nin": ["claws", "wings"]}},
+            {"legs": {"$exists": True}},
+            {"$or": [{"type": "bird"}, {"type": {"$ne": "mammal"}}]},
+        ],
+    )
+    async def test_a_read_of_every_match_needs_an_equality_or_range_in_every_branch(
+        self, store: Store, flt: dict[str, Any]
+    ) -> None:
+        """Every store refuses what Cassandra's indexes cannot answer without reading every
+        document, with the same error, even where it could scan."""
+        says = "an equality or a range in every branch"
+        query = await store.aprepare(None, flt, include_embeddings=False)
+        with pytest.raises(InvalidInputError, match=says) as direct:
+            await query.afiltered(limit=13)
+        assert direct.value.argument == "filter"
+        with pytest.raises(InvalidInputError, match=says) as ordered:
+            await asearch(None, store=store, k=3, filter=flt, order_by="n")
+        assert ordered.value.argument == "filter"
+        with pytest.raises(InvalidInputError, match=says) as scoped:
+            Scope(start=flt, edges=[("keywords", "keywords")], max_depth=1)
+        assert scoped.value.argument == "Scope start"
+        # With an equality beside it, the same condition is checked after the read.
+        both = {"$and": [{"type": "mammal"}, flt]}
+        ok = await asearch(None, store=store, k=20, filter=both, order_by="n")
+        want = [d.id for d in compliance_documents() if matches(compile_filter(both), d.metadata)]
+        assert sorted(n.id for n in ok) == sorted(want)
+
     @pytest.mark.parametrize("case", list(_SCOPE_CASES))
     async def test_scope_holds_every_document_within_max_depth_ranked_by_similarity(
         self, store: Store, docs: list[Document], case: str

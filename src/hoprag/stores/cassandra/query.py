@@ -44,7 +44,13 @@ import anyio
 
 from hoprag.edges import MetadataEdge
 from hoprag.errors import invalid
-from hoprag.filters import CompiledFilter, FilterPlan, condition_label
+from hoprag.filters import (
+    COMPLETE_READ_ALLOWED,
+    CompiledFilter,
+    FilterPlan,
+    check_complete_read,
+    condition_label,
+)
 from hoprag.stores.base import Hit, PreparedQuery
 from hoprag.stores.cassandra import sets
 from hoprag.stores.cassandra.executor import Call, Executor
@@ -264,13 +270,8 @@ class CassandraQuery(PreparedQuery):
         `MAX_COMPLETE_ROWS`), so the set is complete up to `limit`."""
         inc, qv = self.include_embeddings, self.embedding
         jobs: list[tuple[int, list[Clause]]] = []
-        if not all(owns) and not all(self._bound):
-            raise invalid(
-                "filter",
-                [sorted(f"{c.field} {c.op}" for c in b) for b in self.filter.branches],
-                "a filter with an equality in every branch for a read of every match (a "
-                "branch of only $ne, $nin or $exists would read the whole table)",
-            )
+        if not all(owns) and not all(self._bound):  # afiltered checked the filter already
+            raise invalid("filter", self._labels(), COMPLETE_READ_ALLOWED)
         for i, own in enumerate(owns):
             for branch in self._bound:
                 jobs.append((i, [*own, *(c for c in branch if c not in own)]))
@@ -309,8 +310,11 @@ class CassandraQuery(PreparedQuery):
         """Every document that passes the (non-empty) filter, at most `limit`: one paged SAI
         equality read."""
         limit = check_int("limit", limit, minimum=0, maximum=MAX_COMPLETE_ROWS)
-        if self.filter.matches_all:
-            raise invalid("filter", {}, "a non-empty filter for a read of every match")
+        check_complete_read(self.filter, "filter", self._labels())
         if limit == 0:
             return []
         return (await self._complete([[]], limit))[0]
+
+    def _labels(self) -> list[list[str]]:
+        """The filter's branches as 'field operator' lists, for an error message."""
+        return [[condition_label(c) for c in b] for b in self.filter.branches]
