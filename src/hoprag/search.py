@@ -9,11 +9,12 @@ descending).
 
 How the final ranking runs is the plan (`result.stats.plan`, shown by `stats.explain()`):
 
-* `exact`: the store reads every member's score in complete reads: the members that pass the
-  filter are read with the query vector and the filter (`aget` for the earlier depths,
-  `amatching` for the last hop, in the same round as the last hop's expansion reads), and
-  ranked here. Without a filter the expansion's own reads carry the query vector, so no read
-  is added at all.
+* `exact`: the expansion's own complete reads carry the query vector, so every member comes
+  with its score; the filter is checked on each member here (`hoprag.filters.matches`, the
+  evaluator every store's checks agree with) and the passing members are ranked. No read is
+  added. (When the walk cannot carry the vector, as for a traversal's start, whose prepared
+  query may read embeddings, the members passing the filter are read scored instead: `aget`
+  for the earlier depths, `amatching` for the last hop, in the same round as its expansion.)
 * `pushdown`: the last hop's metadata values are ranked by the store: one vector search per
   value with the filter ANDed in (`aadjacent_many`, k each, one burst), merged to the top `k`
   with the earlier members (read scored by `aget`). The expansion's last round reads the
@@ -40,7 +41,7 @@ from hoprag.documents import Node, Path
 from hoprag.edges import MISSING, Edges, MetadataEdge, nested_get
 from hoprag.embeddings.base import aembed_query
 from hoprag.errors import invalid
-from hoprag.filters import Filter, check_complete_read
+from hoprag.filters import Filter, check_complete_read, matches
 from hoprag.scope_expansion import Expansion, Member, gather
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
@@ -218,14 +219,13 @@ async def scoped_hits(
     """The `k` best members of `scope` that pass `rank`'s filter, each with its `Member`
     (depth, path), best first by `rank`'s vector (or by `order`), and the expansion. `rank`
     is the run's prepared query (its vector, filter and `include_embeddings`); `embedding` is
-    its raw vector, given when the expansion's reads may carry it (only when `rank` has no
-    filter and reads no embeddings: the expansion then ranks by itself). Every round is one
-    `HopStats` in `stats`; `stats.plan` names the plan that ran. All queries share `rank`'s
-    limiter."""
+    its raw vector, given when the expansion's reads may carry it (when `rank` reads no
+    embeddings: the expansion then ranks by itself, the filter checked on its members).
+    Every round is one `HopStats` in `stats`; `stats.plan` names the plan that ran. All
+    queries share `rank`'s limiter."""
     chosen = _choose(plan, rank, k, order)
     walk_ranks = (
         chosen == "exact"
-        and rank.filter.matches_all
         and not rank.include_embeddings
         and (embedding is not None or rank.embedding is None)
     )
@@ -266,8 +266,13 @@ async def scoped_hits(
             hop = _hop(stats)
             await _timed(hop, [ranking.get(rest, hop)])
     members = exp.members
-    if walk_ranks:
-        cands = [m.hit for m in members.values()]
+    if walk_ranks:  # the filter applies to members, not to the walk: checked here
+        flt = rank.filter
+        cands = [
+            m.hit
+            for m in members.values()
+            if flt.matches_all or matches(flt, m.hit.document.metadata)
+        ]
     else:
         cands = [h for h in ranking.hits.values() if h.id in members]
     ordered = order_hits(cands, *order) if order is not None else _by_score(cands)
