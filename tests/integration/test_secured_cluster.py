@@ -102,7 +102,7 @@ def _create_role(node: Secured) -> None:
     system_views (not part of ALL KEYSPACES), where a store checks that its indexes are
     queryable."""
     admin = node.tls(username=node.info["username"], password=node.info["password"])
-    session = connect(POINT, connection=admin)
+    session = _first_login(admin)
     try:
         session.execute(
             f"CREATE ROLE IF NOT EXISTS {USER} WITH PASSWORD = %s AND LOGIN = true", (PASSWORD,)
@@ -111,6 +111,21 @@ def _create_role(node: Secured) -> None:
         session.execute(f"GRANT SELECT ON KEYSPACE system_views TO {USER}")
     finally:
         session.cluster.shutdown()
+
+
+def _first_login(admin: ConnectionOptions) -> Any:
+    """The superuser's session. The first TLS login to a node that has just started (a cold
+    JVM: TLS handshake, bcrypt of the password) can outlast the 10 s connect timeout on a loaded
+    2-core machine, so this one login gets 30 s and three tries; a refused login is not
+    retried. Every test then logs in with the defaults."""
+    for attempt in range(3):
+        try:
+            return connect(POINT, connection=admin, connect_timeout=30.0)
+        except StoreUnavailableError:
+            if attempt == 2:
+                raise
+            time.sleep(5)
+    raise AssertionError("unreachable")
 
 
 def _kill_leftover(state: Path) -> None:
