@@ -251,9 +251,7 @@ def _layout(graph: _Graph) -> tuple[int, int, list[int]]:
 def _details(it: _Item, index: dict[str, int], label_field: str | None) -> dict:
     """What the script shows for a box (all text already made visible-safe)."""
     if it.node is None:
-        status = (
-            "admitted, beyond the nodes drawn" if it.admitted else "on a path, not admitted"
-        )
+        status = "admitted, beyond the nodes drawn" if it.admitted else "on a path, not admitted"
         return {"id": _line(it.id), "label": _line(it.id), "depth": it.depth, "status": status}
     node = it.node
     content, cut = _multiline(node.content, CONTENT_CHARS)
@@ -337,9 +335,7 @@ def _svg(graph: _Graph, label_field: str | None) -> str:
             f'<text class="colhead" x="{_PAD + col * (_NODE_W + _GAP)}" y="{_TOP}">'
             f"{_x(name)} ({size})</text>"
         )
-    edges = [
-        _edge(graph.items[a], graph.items[b], a, b, label) for a, b, label in graph.edges
-    ]
+    edges = [_edge(graph.items[a], graph.items[b], a, b, label) for a, b, label in graph.edges]
     boxes = [_box(i, it, label_field) for i, it in enumerate(graph.items)]
     return (
         f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -359,7 +355,7 @@ header{padding:12px 20px;border-bottom:1px solid #dde2ea}
 h1{font-size:18px;margin:0 0 4px}
 .meta{color:#4a5466;margin:2px 0}
 .note{color:#8a4b00;font-weight:600}
-.legend span{display:inline-block;margin-right:14px}
+.legend>span{display:inline-block;margin-right:14px}
 .sw{display:inline-block;width:14px;height:10px;border:1px solid #44506a;margin-right:4px;
 vertical-align:middle;border-radius:2px}
 .sw.start{background:#ffd36b;border:2px solid #b06f00}.sw.node{background:#dbe9ff}
@@ -550,9 +546,9 @@ def render_html(
     head.append(f'<p class="meta summary">{_x(summary)}</p>')
     head += [f'<p class="note">{_x(n)}</p>' for n in notes]
     head.append(
-        '<p class="meta legend"><span><i class="sw start"></i>start node</span>'
-        '<span><i class="sw node"></i>admitted node</span>'
-        '<span><i class="sw via"></i>on a path only</span>'
+        '<p class="meta legend"><span><span class="sw start"></span>start node</span>'
+        '<span><span class="sw node"></span>admitted node</span>'
+        '<span><span class="sw via"></span>on a path only</span>'
         "<span>hover or click a box for its content and path</span></p>"
     )
     csp = (
@@ -560,7 +556,7 @@ def render_html(
         "img-src 'none'; base-uri 'none'; form-action 'none'"
     )
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_x(csp)}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_x(_line(title, 200))}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
