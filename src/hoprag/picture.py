@@ -296,18 +296,20 @@ def _box(i: int, it: _Item, label_field: str | None) -> str:
         cls = "via"
         label = _line(it.id, _LABEL_CHARS)
         score = ""
+        room = _NODE_W - 20
     else:
         cls = "node start" if it.depth == 0 else "node"
         label = _line(_label_value(it.node, label_field), _LABEL_CHARS)
+        room = _NODE_W - 70  # the score's place at the right
         score = (
             f'<text class="score" x="{_NODE_W - 8}" y="17" text-anchor="end">'
             f"{_x(_number(_main_score(it.node)[1]))}</text>"
         )
     return (
-        f'<g class="{cls}" id="n{i}" data-i="{i}" tabindex="0" '
+        f'<g class="{cls}" data-i="{i}" tabindex="0" '
         f'transform="translate({it.x},{it.y})">{title}'
         f'<rect width="{_NODE_W}" height="{_NODE_H}" rx="5"></rect>'
-        f'<text class="label" x="10" y="17">{_x(label)}</text>{score}</g>'
+        f'<text class="label" x="10" y="17" data-room="{room}">{_x(label)}</text>{score}</g>'
     )
 
 
@@ -483,8 +485,21 @@ _JS = """\
     pinned = i === pinned ? -1 : i;
     if (i >= 0) select(i); else clear();
   });
-  var m = /^#n(\\d+)$/.exec(location.hash);
-  if (m && +m[1] < data.items.length) { pinned = +m[1]; select(pinned); }
+  // Labels were cut to a number of characters; cut those still wider than their box.
+  svg.querySelectorAll(".label").forEach(function (t) {
+    var room = +t.getAttribute("data-room");
+    var text = t.textContent;
+    while (text.length > 1 && t.getComputedTextLength() > room) {
+      text = text.slice(0, -1);
+      t.textContent = text + "\u2026";
+    }
+  });
+  var m = /^#node=(\\d+)$/.exec(location.hash);
+  if (m && +m[1] < boxes.length) {
+    pinned = +m[1];
+    select(pinned);
+    boxes[pinned].scrollIntoView({block: "nearest", inline: "nearest"});
+  }
   document.documentElement.setAttribute("data-hoprag-boxes", String(boxes.length));
 })();
 """
@@ -506,8 +521,9 @@ def render_html(
     """One self-contained HTML page drawing `result` (a `TraversalResult` or any list of
     Nodes): a column per depth, the first `max_nodes` nodes as boxes ordered by score (start
     nodes marked), nodes only on their paths as dashed boxes, and each followed edge labelled.
-    A box shows the node's `label_field` metadata (else its id); hovering it shows the
-    content, metadata, scores and path. The page says when nodes were left out."""
+    A box shows the node's `label_field` metadata (else its id); hovering, focusing or
+    clicking it shows the content, metadata, scores and path (`#node=I` at the end of the
+    page's address selects box I on opening). The page says when nodes were left out."""
     nodes = _check(result, max_nodes)
     if not isinstance(title, str):
         raise invalid("title", title, "a string")

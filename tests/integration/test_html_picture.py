@@ -66,7 +66,7 @@ def test_hostile_stored_text_is_shown_as_text_by_the_browser(tmp_path: Path) -> 
     result = film_traversal()
     page = write_html(result, tmp_path / "films.html", title="</title><b>t</b>")
     woolf = next(i for i, n in enumerate(result) if n.id == "woolf")
-    raw = rendered_dom(page, fragment=f"#n{woolf}")  # the script shows that node's details
+    raw = rendered_dom(page, fragment=f"#node={woolf}")  # the script shows that node's details
     dom = Page(raw)
     tags = [t for t, _ in dom.tags]
     assert tags.count("script") == 2 and "b" not in tags and "img" not in tags
