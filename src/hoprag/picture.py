@@ -121,7 +121,7 @@ def _label_value(node: Node, label_field: str | None) -> str:
     """The node's `label_field` (a string or number; dotted names reach into nested objects),
     else its id."""
     if label_field:
-        value: Any = node.metadata.get(label_field) if label_field in node.metadata else None
+        value: Any = node.metadata.get(label_field)
         if value is None and "." in label_field:
             value = node.metadata
             for part in label_field.split("."):
@@ -248,7 +248,7 @@ def _layout(graph: _Graph) -> tuple[int, int, list[int]]:
 # --- markup -------------------------------------------------------------------------------------
 
 
-def _details(it: _Item, index: dict[str, int], label_field: str | None) -> dict:
+def _details(it: _Item, index: dict[str, int], label_field: str | None) -> dict[str, Any]:
     """What the script shows for a box (all text already made visible-safe)."""
     if it.node is None:
         status = "admitted, beyond the nodes drawn" if it.admitted else "on a path, not admitted"

@@ -187,14 +187,20 @@ def test_a_traversal_result_adds_its_rounds_and_queries_to_the_summary() -> None
     assert "store queries" not in " ".join(Page(render_html(list(result))).text)
 
 
+untyped: Any = render_html
+"""`render_html` as a caller without type checking sees it (for the refused arguments)."""
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: render_html("abc"), "render_html result must be a TraversalResult"),
-        (lambda: render_html([1]), "render_html result[0] must be a hoprag Node"),
-        (lambda: render_html([], max_nodes=0), "max_nodes must be a positive int"),
-        (lambda: render_html([], title=3), "title must be a string"),
-        (lambda: render_html([], label_field=1), "label_field must be a metadata field"),
+        (lambda: untyped("abc"), "render_html result must be a TraversalResult"),
+        (lambda: untyped([1]), "render_html result[0] must be a hoprag Node"),
+        (lambda: untyped([], max_nodes=0), "max_nodes must be a positive int"),
+        (lambda: untyped([], max_nodes=True), "max_nodes must be a positive int"),
+        (lambda: untyped([], title=3), "title must be a string"),
+        (lambda: untyped([], query=b"q"), "query must be a string or None"),
+        (lambda: untyped([], label_field=1), "label_field must be a metadata field"),
     ],
 )
 def test_bad_arguments_are_refused_naming_them(call: Any, message: str) -> None:
