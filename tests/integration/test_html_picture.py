@@ -5,6 +5,7 @@ writing a page beside its usual output."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -79,6 +80,17 @@ def test_hostile_stored_text_is_shown_as_text_by_the_browser(tmp_path: Path) -> 
     assert HOSTILE_TITLE in shown.text
     assert "along director=Mike Nichols to woolf" in shown.text
     assert "</title><b>t</b>" in dom.text
+    # The selected box and the edge of its path are highlighted; the rest is dimmed.
+    (selected,) = dom.with_class("sel")
+    assert selected["data-i"] == str(woolf) and "hl" in (selected["class"] or "")
+    graduate = str(next(i for i, n in enumerate(result) if n.id == "graduate"))
+    (edge,) = [e for e in dom.with_class("edge") if "hl" in (e["class"] or "").split()]
+    assert (edge["data-from"], edge["data-to"]) == (graduate, str(woolf))
+    assert "dim" in (next(a for t, a in dom.tags if t == "svg")["class"] or "")
+    # Its label, too wide for the box at 28 characters, was cut further once measured.
+    box = raw[raw.index(f'data-i="{woolf}"') :]
+    label = html.unescape(re.findall(r'class="label"[^>]*>([^<]*)</text>', box)[0])
+    assert label.endswith("…") and len(label) < 28, label
 
 
 def _hoprag(contact: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hoprag import IdEdge, MetadataEdge, Node, TraversalResult
 from hoprag.cli import main
 from hoprag.documents import Path as Path_
 from hoprag.errors import InvalidInputError
 from hoprag.picture import CONTENT_CHARS, MAX_NODES, render_html, write_html
-from pictures import HOSTILE_CONTENT, HOSTILE_TITLE, Page, film_traversal
+from hoprag.termsafe import safe
+from pictures import HOSTILE_CONTENT, HOSTILE_TITLE, Page, chromium, film_traversal
 
 
 def _node(
@@ -69,6 +72,29 @@ def test_hostile_ids_titles_metadata_and_content_stay_text() -> None:
     assert items["woolf"]["label"] == HOSTILE_TITLE
     assert items[hostile_id]["metadata"] == [["'quote", "a&b"], ["title", "<i>t</i>"]]
     assert "\x1b" not in page
+
+
+_PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "header", "h1", "p", "span",
+              "main", "div", "svg", "text", "g", "rect", "path", "aside", "script"}  # fmt: skip
+
+_hostile = st.text(alphabet=st.sampled_from("<>&\"'/=!- \n\x00\x1b\u2028\ud800abscript"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(nid=_hostile.filter(bool), content=_hostile, value=_hostile, title=_hostile)
+def test_any_text_anywhere_stays_text(nid: str, content: str, value: str, title: str) -> None:
+    node = _node(nid, metadata={"title": value, value or "k": value}, content=content or "c")
+    root = _node(value or "r")
+    child = _node(f"{nid}-child", (nid,), (IdEdge(value),))
+    page = render_html([node, root, child], title=title, query=value)
+    page.encode("utf-8")  # no lone surrogate left: the page can be written
+    parsed = Page(page)
+    assert {t for t, _ in parsed.tags} <= _PAGE_TAGS
+    assert [t for t, _ in parsed.tags].count("script") == 2
+    assert not [k for _, a in parsed.tags for k in a if k.startswith("on")]
+    item = parsed.data()["items"][0]
+    assert item["id"] == safe(nid)
+    assert item["content"] == "\n".join(safe(line) for line in (content or "c").split("\n"))
 
 
 def test_the_script_and_style_are_allowed_by_their_hashes_and_nothing_else_loads() -> None:
@@ -229,3 +255,11 @@ def test_query_html_that_cannot_be_written_is_exit_2_before_connecting(
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err, err
     assert not (tmp_path / "nope").exists()
+
+
+def test_the_browser_tests_fail_naming_the_setup_step_when_chromium_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.fail.Exception, match=re.escape("run `scripts/setup test`")):
+        chromium()
