@@ -167,6 +167,9 @@ class _Item:
 
 @dataclass(slots=True)
 class _Graph:
+    """The boxes, the edges between them (indices into `items` and the edge's label), and how
+    many nodes were given, drawn, and left out of the paths."""
+
     items: list[_Item]
     edges: list[tuple[int, int, str]]
     given: int
@@ -175,6 +178,7 @@ class _Graph:
 
 
 def _check(result: Any, max_nodes: int) -> list[Node]:
+    """The nodes of `result`, refusing anything but a sequence of Nodes and a bad bound."""
     if isinstance(result, str | bytes) or not isinstance(result, Sequence):
         raise invalid("render_html result", result, "a TraversalResult or a sequence of Nodes")
     nodes = list(result)
