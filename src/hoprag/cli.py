@@ -622,7 +622,10 @@ def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) 
 
 
 def check_output_options(args: argparse.Namespace) -> None:
-    """Refuse the text-output flags with --json, where they would be ignored."""
+    """Refuse the text-output flags with --json, where they would be ignored, and an --html
+    file that cannot be written (a directory, or in a directory that does not exist)."""
+    if getattr(args, "html", None) is not None:
+        check_html_path(args.html)
     if args.json:
         for flag, given in (("--stream", args.stream), ("--explain", args.explain)):
             if given:
@@ -631,6 +634,31 @@ def check_output_options(args: argparse.Namespace) -> None:
                     "result in order and its per-hop stats)",
                     2,
                 )
+
+
+def check_html_path(path: str) -> None:
+    """Refuse an --html FILE that is a directory or whose directory does not exist."""
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"--html {_clip(safe(path))} is a directory; give a file name", 2)
+    if not target.parent.is_dir():
+        raise CliError(
+            f"--html {_clip(safe(path))}: the directory {_clip(safe(str(target.parent)))} does "
+            "not exist",
+            2,
+        )
+
+
+def write_query_html(args: argparse.Namespace, nodes: list[Node], stats: Any) -> None:
+    """--html FILE: the picture of the traversal (`hoprag.picture`), noted on stderr so that
+    stdout keeps the table or the JSON alone."""
+    from hoprag.picture import write_html
+    from hoprag.stats import TraversalResult
+
+    result = TraversalResult(nodes, stats)
+    title = f"hoprag query on {args.keyspace}.{args.table}"
+    path = write_html(result, args.html, title=title, query=args.text)
+    print(f"wrote {safe(str(path))} ({len(nodes)} nodes)", file=sys.stderr)
 
 
 def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
@@ -661,6 +689,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         store = open_query_store(args, session, embedding)
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         print_query_result(args, nodes, stats)
+        if args.html is not None:
+            write_query_html(args, nodes, stats)
         return 0
     finally:
         session.cluster.shutdown()
@@ -855,6 +885,12 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
     q.add_argument("--stream", action="store_true", help="print each node as it is admitted")
     q.add_argument("--explain", action="store_true", help="print per-hop statistics")
+    q.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write a picture of the traversal to FILE: one self-contained HTML page "
+        "(nodes by depth, followed edges labelled; hover for content); opens offline",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
