@@ -34,6 +34,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Filter
 from hoprag.resolve import Candidate
@@ -60,9 +62,8 @@ from hoprag.validation import check_field, check_int
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
-    from pydantic import BaseModel
 
-__all__ = ["RESOLVE_LIMIT", "SearchTool", "choose_candidate", "merge_filters"]
+__all__ = ["RESOLVE_LIMIT", "SearchTool", "check_call", "choose_candidate", "merge_filters"]
 
 RESOLVE_LIMIT = 10
 """Candidates asked of `aresolve` per entity (and shown in a follow-up at most)."""
@@ -143,6 +144,37 @@ def _scope_dict(scope: Scope | None) -> dict[str, Any] | None:
     }
 
 
+def check_call(
+    model: type[BaseModel], parameters: Sequence[Parameter], arguments: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A call's arguments checked by `model` (`validate_arguments`), then as a whole: at most
+    one scope entity given, no `gte` range above an `lte` range on the same field. Needs no
+    store, so a command line can check a call before it connects."""
+    values = validate_arguments(model, parameters, arguments)
+    scopes = [
+        p.name
+        for p in parameters
+        if isinstance(p, Entity) and p.is_scope and values[p.name] is not None
+    ]
+    if len(scopes) > 1:
+        raise invalid(
+            scopes[1],
+            values[scopes[1]],
+            f"not given together with {scopes[0]!r}: a search has one scope",
+            hint=f"give one of {', '.join(map(repr, scopes))} per call",
+        )
+    ranges = [p for p in parameters if isinstance(p, Range) and values[p.name] is not None]
+    for lo in (r for r in ranges if r.bound == "gte"):
+        for hi in (r for r in ranges if r.bound == "lte" and r.field == lo.field):
+            if values[lo.name] > values[hi.name]:
+                raise invalid(
+                    lo.name,
+                    values[lo.name],
+                    f"at most {hi.name} ({values[hi.name]!r}): nothing lies between them",
+                )
+    return values
+
+
 class SearchTool:
     """A search an LLM agent calls with structured arguments (see the module docstring).
 
@@ -212,28 +244,7 @@ class SearchTool:
     def check_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The checked arguments of a call (every parameter present, None when not given), or
         an `InvalidInputError` naming the parameter (see the module docstring, step 1)."""
-        values = validate_arguments(self.args_schema, self.parameters, arguments)
-        scopes = [p.name for p in self._of(Entity) if p.is_scope and values[p.name] is not None]
-        if len(scopes) > 1:
-            raise invalid(
-                scopes[1],
-                values[scopes[1]],
-                f"not given together with {scopes[0]!r}: a search has one scope",
-                hint=f"give one of {', '.join(map(repr, scopes))} per call",
-            )
-        self._check_ranges(values)
-        return values
-
-    def _check_ranges(self, values: Mapping[str, Any]) -> None:
-        ranges = [p for p in self._of(Range) if values[p.name] is not None]
-        for lo in (r for r in ranges if r.bound == "gte"):
-            for hi in (r for r in ranges if r.bound == "lte" and r.field == lo.field):
-                if values[lo.name] > values[hi.name]:
-                    raise invalid(
-                        lo.name,
-                        values[lo.name],
-                        f"at most {hi.name} ({values[hi.name]!r}): nothing lies between them",
-                    )
+        return check_call(self.args_schema, self.parameters, arguments)
 
     def _of(self, kind: type[Any]) -> list[Any]:
         return [p for p in self.parameters if isinstance(p, kind)]
