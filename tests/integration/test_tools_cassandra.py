@@ -114,6 +114,15 @@ async def test_without_a_topic_cassandra_lists_the_newest_films_as_memorystore(
     assert years == sorted(years, reverse=True)
 
 
+async def test_a_country_and_negative_reviews_are_the_sql_answer_on_cassandra(
+    films: Films,
+) -> None:
+    args = {"topic": "western", "country": "France", "genre": "Western", "reviews": "negative"}
+    answer = await films.cassandra.arun(**args, limit=50)
+    sql = films_where(DB, country="France", genre="Western", meter_at_most=40)
+    assert _ids(answer) == set(sql) and len(sql) >= 3
+
+
 async def test_an_ambiguous_name_gives_memorystores_candidates(films: Films) -> None:
     answer = await films.cassandra.arun(topic="western", actor="fonda")
     assert answer.follow_up is not None and answer.nodes == []

@@ -359,3 +359,27 @@ async def test_the_langchain_tool_answers_malformed_arguments_with_a_message(
     for out in (await lc.ainvoke(args), lc.invoke(args)):
         assert isinstance(out, str) and out.startswith("Invalid arguments: ")
         assert named in out and "Traceback" not in out
+
+
+# --- hoprag ask: checked before connecting ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "shown"),
+    [
+        (["--reviews", "good"], "--reviews: reviews must be one of 'positive', 'negative'"),
+        (["--worked-with-actor", "x" * 201], "--worked-with-actor: worked_with_actor must be"),
+        (["--limit", "0"], "--limit: limit must be an integer in 1..50, got 0"),
+        (["--json", "--explain"], "--explain applies to the text output"),
+        (["--keyspace", "bad-name"], "keyspace"),
+    ],
+)
+def test_ask_refuses_malformed_flags_with_exit_2_before_connecting(
+    flags: list[str], shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hoprag.cli import main
+
+    # Port 1 answers nothing: a command that tried to connect would fail with exit 1.
+    assert main(["ask", "--topic", "war", *flags, "--contact-points", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hoprag: error: ") and shown in err and err.count("\n") == 1
