@@ -105,6 +105,21 @@ async def test_the_first_entity_needing_a_follow_up_is_asked_and_every_one_is_re
     assert [s.parameters["parameter"] for s in answer.statements] == ["actor", "director"]
 
 
+@pytest.mark.parametrize("fields", [["cast", "director"], ["director", "cast"]])
+async def test_exact_matches_in_several_fields_take_the_first_declared_field(
+    store: MemoryStore, fields: list[str]
+) -> None:
+    person = SearchTool(
+        "people", "Films.", store, [Topic("Topic."), Entity("person", fields, "P.")]
+    )
+    cands = await store.aresolve("peter fonda", fields, limit=10)
+    assert {(c.field, c.score) for c in cands} == {("cast", 1.0), ("director", 1.0)}
+    answer = await person.arun(topic="road", person="peter fonda")
+    assert answer.resolved["person"].field == fields[0]
+    assert _search_statement(answer)["filter"] == {fields[0]: "Peter Fonda"}
+    assert all("Peter Fonda" in n.metadata[fields[0]] for n in answer.nodes)
+
+
 # --- malformed arguments ----------------------------------------------------------------------
 
 
