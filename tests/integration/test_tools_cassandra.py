@@ -156,7 +156,9 @@ async def test_the_cql_statements_are_recorded_with_bound_values_only(films: Fil
     json.dumps(answer.to_dict(), allow_nan=False)
 
 
-async def test_record_statements_logs_each_statement_once_and_nests(films: Films) -> None:
+async def test_record_statements_logs_the_statements_sent_in_its_block_and_nests(
+    films: Films,
+) -> None:
     store = films.cassandra.store
     with record_statements() as outer:
         await store.aget(["tt0032551"])

@@ -289,7 +289,7 @@ async def test_the_answer_is_json_able(tool: SearchTool) -> None:
     assert [r["id"] for r in doc["results"]] == [n.id for n in answer.nodes]
     assert doc["resolved"]["actor"]["value"] == "Henry Fonda" and doc["follow_up"] is None
     assert doc["results"][0]["year"] == answer.nodes[0].metadata["year"]
-    assert doc["stats"]["plan"] == "search"
+    assert doc["stats"]["plan"] == "search" and doc["stats"]["explain"].startswith("plan: search")
     follow = (await tool.arun(actor="fonda")).to_dict()
     json.dumps(follow, allow_nan=False)
     assert follow["follow_up"]["candidates"][0] == {

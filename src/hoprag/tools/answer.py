@@ -116,6 +116,7 @@ def _stats_dict(stats: TraversalStats) -> dict[str, Any]:
         "queries": stats.queries_by_kind,
         "rows": stats.total_rows,
         "seconds": round(stats.seconds, 6),
+        "explain": stats.explain(),
     }
 
 
@@ -143,7 +144,8 @@ class ToolAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict: arguments, resolved entities, results (id, title, year, score,
-        depth, path, content, metadata), text, statements, follow-up and stats."""
+        depth, path, content, metadata), text, statements, follow-up and stats (plan, scope
+        size, rounds, queries by kind, rows, seconds and the `explain()` text)."""
         results = [
             {
                 "id": n.id,
