@@ -141,3 +141,68 @@ def fonda_films() -> tuple[list[Document], dict[str, int]]:
     assert len(docs) == len(wanted)
     assert {"Jane Fonda", "Henry Fonda", "Peter Fonda", "Bridget Fonda"} <= set(counts)
     return docs, counts
+
+
+def _film_rows(db: Path) -> list[tuple[str, int | None, int | None, str, str, str, str]]:
+    """(id, year, Tomatometer, genre, cast, director, country) of every film, ids rebuilt as
+    the loader builds them."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(
+            """
+            WITH films AS (
+                SELECT o.ID AS rid, o.Year AS year, t.Meter AS meter, o.Genre AS genre,
+                       o."Cast" AS "cast", o.Director AS director, o.Country AS country,
+                       COALESCE(NULLIF(o.imdbID, ''), 'film-' || o.ID) AS base
+                FROM omdb AS o LEFT JOIN tomatoes AS t ON t.ID = o.ID
+            )
+            SELECT CASE WHEN ROW_NUMBER() OVER (PARTITION BY base ORDER BY rid) = 1
+                        THEN base ELSE base || '~' || rid END,
+                   year, meter, COALESCE(genre, ''), COALESCE("cast", ''),
+                   COALESCE(director, ''), COALESCE(country, '')
+            FROM films
+            """
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def _parts(text: str) -> set[str]:
+    return {p.strip() for p in text.split(",") if p.strip()}
+
+
+def films_where(
+    db: Path,
+    *,
+    cast: str | None = None,
+    director: str | None = None,
+    genre: str | None = None,
+    country: str | None = None,
+    meter_at_least: int | None = None,
+    meter_at_most: int | None = None,
+    year_from: int | None = None,
+    year_to: int | None = None,
+) -> dict[str, int | None]:
+    """The films (id -> year) with `cast` in the cast, `director` among the directors, `genre`
+    among the genres, `country` among the countries, a Tomatometer of at least / at most the
+    bounds and a year in the bounds (each condition only when given): the answer of the film
+    tool's questions, by SQL over movies.db (comma lists split here, each part stripped)."""
+    out: dict[str, int | None] = {}
+    for fid, year, meter, genres, casts, directors, countries in _film_rows(db):
+        if meter_at_least is not None and (meter is None or meter < meter_at_least):
+            continue
+        if meter_at_most is not None and (meter is None or meter > meter_at_most):
+            continue
+        if year_from is not None and (year is None or year < year_from):
+            continue
+        if year_to is not None and (year is None or year > year_to):
+            continue
+        lists = ((cast, casts), (director, directors), (genre, genres), (country, countries))
+        if all(want is None or want in _parts(have) for want, have in lists):
+            out[fid] = year
+    return out
+
+
+def film_genres(db: Path) -> set[str]:
+    """Every genre named in movies.db's comma lists."""
+    return {g for row in _film_rows(db) for g in _parts(row[3])}

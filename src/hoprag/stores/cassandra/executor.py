@@ -17,15 +17,21 @@
   traversal survives a node dying mid-stream. Any other failure cancels the rest of the burst.
 * `write_all` runs prepared INSERTs, up to a window in flight, each retried after a write
   timeout (an upsert is idempotent).
-* Driver errors become hoprag errors through `errors.translate`, naming the operation."""
+* Driver errors become hoprag errors through `errors.translate`, naming the operation.
+* `record_statements()` (opt-in, per context): while its block runs, every statement the
+  executor runs in that context (and in the tasks it starts) is logged as its query text and
+  bound values, once per statement (a retry is not logged again). Agent tools show it as the
+  queries a run sent (`hoprag.tools`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -47,6 +53,33 @@ READ_RETRY_DELAY = 0.25
 
 Call = tuple[str, Sequence[Any]]
 """A statement to run: its query text and bound values."""
+
+_RECORDER: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar(
+    "hoprag_cql_recorder", default=None
+)
+
+
+@contextmanager
+def record_statements() -> Iterator[list[Call]]:
+    """A list that receives `(query text, bound values)` of every statement an executor runs
+    in this context while the block runs, in the order they are handed to the driver. Blocks
+    nest: an outer recorder receives the inner block's statements too when the inner ends."""
+    parent = _RECORDER.get()
+    log: list[Call] = []
+    token = _RECORDER.set(log)
+    try:
+        yield log
+    finally:
+        _RECORDER.reset(token)
+        if parent is not None:
+            parent.extend(log)
+
+
+def _record(calls: Sequence[Call]) -> None:
+    """Log `calls` to the context's recorder, if one is set."""
+    log = _RECORDER.get()
+    if log is not None:
+        log.extend((text, tuple(params)) for text, params in calls)
 
 
 def is_transient_read_error(exc: BaseException | None) -> bool:
@@ -168,6 +201,7 @@ class Executor:
         `limiter` and the shared bound (see the module docstring)."""
         if not calls:
             return []
+        _record(calls)
         stmts = await self.statements(calls)
         priority = self._run_start.setdefault(limiter, time.monotonic())
         burst = _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter, priority)
@@ -176,6 +210,7 @@ class Executor:
     async def execute(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
         """One statement, holding a slot of the shared bound while in flight."""
         assert self.prepared is not None
+        _record([(query, params)])
         stmt = await self.prepared.get(query)
         async with self.limiter:
             try:

@@ -1,0 +1,72 @@
+"""A `SearchTool` as a LangChain `StructuredTool` (`tool.as_langchain()`; needs
+`hoprag[langchain]`, i.e. langchain-core).
+
+The tool's `args_schema` is the LangChain tool's, so an agent sees the same descriptions, enums
+and examples. Both `func` (sync) and `coroutine` (async) run the search; the output is the
+answer's `text`: the numbered results, or the follow-up question when an entity is ambiguous or
+unknown. An agent never sees a traceback for its own mistakes: arguments the schema refuses come
+back as the message of `hoprag.tools.schema.arguments_error` (LangChain's
+`handle_validation_error`), and an `InvalidInputError` or a store failure during the run as a
+`ToolException` message (`handle_tool_error`), each saying what to change."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hoprag.errors import HopragError, InvalidInputError
+from hoprag.tools.schema import arguments_error
+
+if TYPE_CHECKING:
+    from langchain_core.tools import StructuredTool
+    from pydantic import ValidationError
+
+    from hoprag.tools.tool import SearchTool
+
+__all__ = ["langchain_tool"]
+
+INSTALL_HINT = "pip install 'hoprag[langchain]'"
+
+
+def _tool_message(exc: HopragError) -> str:
+    if isinstance(exc, InvalidInputError):
+        return f"Invalid arguments: {exc}"
+    return f"The search failed: {exc}"
+
+
+def langchain_tool(tool: SearchTool) -> StructuredTool:
+    """`tool` as a LangChain `StructuredTool` (see the module docstring); an ImportError
+    saying how to install langchain-core when it is missing."""
+    try:
+        from langchain_core.tools import StructuredTool, ToolException
+    except ImportError as exc:
+        raise ImportError(
+            f"SearchTool.as_langchain needs langchain-core, which is not installed: {INSTALL_HINT}"
+        ) from exc
+
+    def func(**arguments: Any) -> str:
+        try:
+            return tool.run(**arguments).text
+        except HopragError as exc:
+            raise ToolException(_tool_message(exc)) from exc
+
+    async def coroutine(**arguments: Any) -> str:
+        try:
+            return (await tool.arun(**arguments)).text
+        except HopragError as exc:
+            raise ToolException(_tool_message(exc)) from exc
+
+    def on_validation_error(exc: ValidationError) -> str:
+        return f"Invalid arguments: {arguments_error(exc, tool.parameters)}"
+
+    def on_tool_error(exc: ToolException) -> str:
+        return str(exc)
+
+    return StructuredTool.from_function(
+        func=func,
+        coroutine=coroutine,
+        name=tool.name,
+        description=tool.description,
+        args_schema=tool.args_schema,
+        handle_tool_error=on_tool_error,
+        handle_validation_error=on_validation_error,
+    )
