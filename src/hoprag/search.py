@@ -117,9 +117,8 @@ def _choose(plan: str, rank: PreparedQuery, k: int, order: tuple[str, bool] | No
             raise invalid("plan", plan, f"'auto' or 'exact' for k > {PUSHDOWN_MAX_K}")
         return "pushdown"
     # "auto" is exact: a scope's expansion reads every member of its last hop anyway, so a
-    # fan-out of filtered vector searches only repeats that work. On the films (Cassandra,
-    # MiniLM; docs/benchmarks.md, "Scoped search") exact was 1.5-2.3x faster than pushdown
-    # without a filter and 1-18% faster with one, in every case measured.
+    # fan-out of filtered vector searches only repeats that work (measured on the films:
+    # docs/benchmarks.md, "Scoped search").
     return "exact"
 
 
