@@ -89,6 +89,18 @@ def _strings(values: Any, what: str, *, max_chars: int) -> tuple[str, ...]:
     return out
 
 
+def _optional_text(description: str, max_chars: int, examples: Sequence[str]) -> tuple[Any, Any]:
+    """The pydantic (annotation, field) of an optional text of 1..`max_chars` characters."""
+    info = Field(
+        None,
+        description=description,
+        min_length=1,
+        max_length=max_chars,
+        examples=list(examples) or None,
+    )
+    return str | None, info
+
+
 @dataclass(frozen=True, slots=True)
 class Topic:
     """The free-text topic the results are ranked by (similarity to its embedding); optional
@@ -107,14 +119,7 @@ class Topic:
 
     def pydantic_field(self) -> tuple[Any, Any]:
         """The pydantic (annotation, field) of this parameter."""
-        info = Field(
-            None,
-            description=self.description,
-            min_length=1,
-            max_length=MAX_TOPIC_CHARS,
-            examples=list(self.examples) or None,
-        )
-        return str | None, info
+        return _optional_text(self.description, MAX_TOPIC_CHARS, self.examples)
 
     def allowed(self) -> str:
         """What a call may give, for error messages."""
@@ -169,14 +174,7 @@ class Entity:
 
     def pydantic_field(self) -> tuple[Any, Any]:
         """The pydantic (annotation, field) of this parameter."""
-        info = Field(
-            None,
-            description=self.description,
-            min_length=1,
-            max_length=MAX_TEXT_CHARS,
-            examples=list(self.examples) or None,
-        )
-        return str | None, info
+        return _optional_text(self.description, MAX_TEXT_CHARS, self.examples)
 
     def allowed(self) -> str:
         """What a call may give, for error messages."""
