@@ -871,6 +871,7 @@ def _add_ask_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
     a.add_argument("--json", action="store_true", help="print the answer as JSON")
     a.add_argument("--explain", action="store_true", help="print the statements and stats")
+    a.add_argument("--html", metavar="FILE", help="also write the results as one HTML page")
     a.set_defaults(ann_overquery=1)
 
 
@@ -887,6 +888,8 @@ def check_ask_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.json and args.explain:
         raise CliError("--explain applies to the text output, not --json (the JSON holds the "
                        "statements and stats)", 2)  # fmt: skip
+    if args.html is not None:
+        check_html_path(args.html)
     params = film_parameters()
     given = {p.name: getattr(args, f"tool_{p.name}") for p in params}
     given = {k: v for k, v in given.items() if v is not None}
@@ -946,6 +949,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
             sys.stdout.write(safe_json(answer.to_dict()) + "\n")
         else:
             print_ask_answer(answer, args.explain)
+        if args.html is not None and not answer.is_follow_up:
+            title = f"hoprag ask on {args.keyspace}.{args.table}"
+            Path(args.html).write_text(answer.html(title=title), encoding="utf-8")
+            print(f"wrote {safe(args.html)} ({len(answer.nodes)} nodes)", file=sys.stderr)
         return ASK_FOLLOW_UP if answer.is_follow_up else 0
     finally:
         session.cluster.shutdown()

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from hoprag.stores.cassandra.executor import record_statements
 from hoprag.stores.cassandra.store import CassandraStore
 from hoprag.stores.memory import MemoryStore
 from hoprag.tools import SearchTool, ToolAnswer, film_search_tool
+from pictures import Page
 
 DB = movies_db_path()
 
@@ -194,6 +196,28 @@ def test_ask_prints_the_sql_answer_as_json_and_as_a_table(films: Films) -> None:
     assert any(line.startswith("resolve ") for line in lines)
     assert any(line.startswith("cql ") for line in lines)
     assert any(line.startswith("plan: ") for line in lines)
+
+
+def test_ask_html_draws_the_scoped_results_with_their_paths(films: Films, tmp_path: Path) -> None:
+    out = tmp_path / "ask.html"
+    flags = ["--topic", "war", "--worked-with-actor", "Meryl Streep", "--genre", "War",
+             "--limit", "8", "--html", str(out)]  # fmt: skip
+    r = films.ask(*flags, "--json")
+    assert r.returncode == 0, r.stderr
+    results = json.loads(r.stdout)["results"]
+    assert f"wrote {out} ({len(results)} nodes)" in r.stderr
+    items = Page(out.read_text(encoding="utf-8")).data()["items"]
+    shown = {i["id"]: i for i in items if not i["status"].startswith("on a path")}
+    assert sorted(shown) == sorted(row["id"] for row in results)
+    # A result at depth 1 hangs off the Streep film that put its director in the scope: that
+    # anchor is drawn too (dashed, when it is not a result itself).
+    deep = [row for row in results if row["depth"] == 1]
+    assert deep and all(len(row["path"]) == 2 for row in deep)
+    assert {row["path"][0] for row in deep} <= {i["id"] for i in items}
+    for row in deep:
+        assert [p[0] for p in shown[row["id"]]["path"]] == row["path"]
+    missing = films.ask("--topic", "war", "--html", str(tmp_path / "nope" / "a.html"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
 def test_ask_prints_the_follow_up_question_and_exits_3(films: Films) -> None:

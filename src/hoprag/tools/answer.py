@@ -142,6 +142,20 @@ class ToolAnswer:
         """Whether the answer is a question for the user rather than results."""
         return self.follow_up is not None
 
+    def html(self, *, title: str = "hoprag search") -> str:
+        """The results as one self-contained HTML page (`hoprag.picture.render_html`): each
+        node in the column of its scope depth, linked along the path that put it in the
+        scope, labelled by its title; the topic as the page's query."""
+        from hoprag.picture import render_html
+
+        topic = self.arguments.get("topic")
+        return render_html(
+            self.nodes,
+            title=title,
+            query=topic if isinstance(topic, str) else None,
+            label_field=self.title_field,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able dict: arguments, resolved entities, results (id, title, year, score,
         depth, path, content, metadata), text, statements, follow-up and stats (plan, scope
