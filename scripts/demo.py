@@ -142,6 +142,10 @@ def main() -> None:
     films.add_argument("--table", help="films table (default films, films_hash_DIM for hash)")
     films.add_argument("--json", metavar="FILE", help="write the films demo's figures as JSON")
     args = ap.parse_args()
+    if args.films and (args.question or args.full):
+        ap.error("--question and --full are for the FOLDOC demo, not --films")
+    if not args.films and (args.table or args.json):
+        ap.error("--table and --json are for the films demo: add --films")
     try:
         if args.films:
             import demo_films
