@@ -4,7 +4,10 @@ plain vector search and by graph traversal over its cross-references and subject
 Run through `scripts/demo`, which installs what is needed and starts Cassandra. By default a few
 thousand articles around a handful of seed topics are loaded (`--limit`); `--full` loads all of
 them. Embeddings are all-MiniLM-L6-v2, cached on disk, so a second run embeds nothing; loading
-is an idempotent upsert, so an interrupted run can simply be started again."""
+is an idempotent upsert, so an interrupted run can simply be started again.
+
+`--films` runs the films demo instead (`demo_films.py`): five structured questions through the
+agents' search tool, beside plain vector search, checked by SQL over movies.db."""
 
 from __future__ import annotations
 
@@ -134,9 +137,22 @@ def main() -> None:
     ap.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
     ap.add_argument("-k", type=int, default=8, help="results per question")
     ap.add_argument("--question", action="append", help="ask this instead (repeatable)")
+    films = ap.add_argument_group("the films demo")
+    films.add_argument("--films", action="store_true", help="run the films demo instead")
+    films.add_argument("--table", help="films table (default films, films_hash_DIM for hash)")
+    films.add_argument("--json", metavar="FILE", help="write the films demo's figures as JSON")
     args = ap.parse_args()
+    if args.films and (args.question or args.full):
+        ap.error("--question and --full are for the FOLDOC demo, not --films")
+    if not args.films and (args.table or args.json):
+        ap.error("--table and --json are for the films demo: add --films")
     try:
-        asyncio.run(main_async(args))
+        if args.films:
+            import demo_films
+
+            asyncio.run(demo_films.run(args))
+        else:
+            asyncio.run(main_async(args))
     except KeyboardInterrupt:
         sys.exit("\ninterrupted; run the demo again to resume (loading is idempotent)")
     except HopragError as exc:
