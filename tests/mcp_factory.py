@@ -29,3 +29,15 @@ def actor_tool(store: Store) -> SearchTool:
 def not_a_tool(store: Store) -> str:
     """A factory returning something other than a SearchTool."""
     return f"not a tool for {store!r}"
+
+
+def topic_tool(store: Store) -> SearchTool:
+    """A topic-only tool for any table (tests/integration/test_mcp.py's store-failure test)."""
+    return SearchTool(
+        "note_search",
+        "Notes ranked by a topic.",
+        store,
+        [Topic("What the notes are about."), Limit(default=3, maximum=10)],
+        order_field=None,
+        noun="notes",
+    )

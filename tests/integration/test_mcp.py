@@ -7,6 +7,7 @@ checked by SQL over movies.db and against the same tool run in-process."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -176,3 +177,45 @@ async def test_tool_module_factory_serves_the_users_own_tool(films: Films, tmp_p
     henry = set(films_where(DB, cast="Henry Fonda"))
     assert len(ids) == 20 and set(ids) <= henry and len(henry) > 20
     assert refused.isError is True and "genre" in _text(refused)
+
+
+@pytest.fixture
+def notes(films: Films, cassandra_session: Any, tmp_path: Path) -> Films:
+    """Five notes loaded by `hoprag load jsonl` into a new keyspace's `notes` table."""
+    import subprocess
+
+    from keyspaces import new_keyspace
+
+    keyspace = new_keyspace(cassandra_session)
+    path = tmp_path / "notes.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"n{i}", "title": f"Note {i}", "text": f"about topic {i}"}) + "\n"
+            for i in range(5)
+        )
+    )
+    load = subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", "load", "jsonl", "--path", str(path), "--table",
+         "notes", "--embedding", "hash:32", "--keyspace", keyspace,
+         "--contact-points", films.contact],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    return Films(films.contact, keyspace, films.tool)
+
+
+async def test_a_store_failure_is_a_tool_error_and_the_server_keeps_serving(
+    notes: Films, cassandra_session: Any, tmp_path: Path
+) -> None:
+    flags = ("--table", "notes", "--tool", "mcp_factory:topic_tool")
+    async with served(notes, tmp_path / "server.err", *flags) as session:
+        before = await session.call_tool("note_search", {"topic": "topic 2"})
+        # The table goes away under the running server: its next search fails in Cassandra.
+        cassandra_session.execute(f"DROP TABLE {notes.keyspace}.notes", timeout=60)
+        failed = await session.call_tool("note_search", {"topic": "topic 2"})
+        malformed = await session.call_tool("note_search", {"topic": "topic 2", "limit": 0})
+    assert before.isError is False and len(before.structuredContent["results"]) == 3
+    text = _text(failed)
+    assert failed.isError is True and text.startswith("The search failed: ")
+    assert "Traceback" not in text
+    assert malformed.isError is True and "limit" in _text(malformed)

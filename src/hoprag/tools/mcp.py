@@ -12,9 +12,10 @@ client) over the stdio transport, with the official `mcp` package (`pip install
   candidates, its structured content holds them under `follow_up`, so the agent asks the user.
 * A malformed call (a wrong type, a value outside an enum, an unknown parameter, two scopes)
   is a tool error result (`isError: true`) whose text starts "Invalid arguments:" and names the
-  parameter, the value and what is allowed; a store failure is one starting "The search
-  failed:". The client never sees a traceback (an unexpected exception is logged to stderr and
-  reported by its type and message).
+  parameter, the value and what is allowed; a store failure (Cassandra unreachable, a table
+  gone, a request the store refuses) is one starting "The search failed:". The client never
+  sees a traceback (an unexpected exception is logged to stderr and reported by its type and
+  message), and the server keeps serving.
 
 The server writes only the protocol to stdout; everything else goes to stderr."""
 
@@ -129,10 +130,20 @@ async def call_result(
     structured `to_dict()`, or a tool error result for malformed arguments or a failure."""
     from mcp import types
 
+    given = dict(arguments or {})
     try:
-        answer = await tool.arun(**dict(arguments or {}))
+        tool.check_arguments(given)  # the call's own mistakes, before anything is sent
     except InvalidInputError as exc:
         return _error(f"Invalid arguments: {exc}")
+    try:
+        answer = await tool.arun(**given)
+    except InvalidInputError as exc:
+        # One naming a parameter is the call's (a topic needed, a name the store cannot take);
+        # any other is the store refusing the search (a table gone, a field not declared).
+        if exc.argument in {p.name for p in tool.parameters}:
+            return _error(f"Invalid arguments: {exc}")
+        log.warning("%s: the store refused the search: %s", tool.name, exc)
+        return _error(f"The search failed: {exc}")
     except HopragError as exc:
         log.warning("%s: the search failed: %s", tool.name, exc)
         return _error(f"The search failed: {exc}")
@@ -156,11 +167,11 @@ def build_server(tool: SearchTool) -> Server:
     server: Server = Server(SERVER_NAME, instructions=tool.description)
     schema = tool.json_schema()
 
-    @server.list_tools()  # type: ignore[misc, no-untyped-call]
+    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
     async def list_tools() -> list[types.Tool]:
         return [types.Tool(name=tool.name, description=tool.description, inputSchema=schema)]
 
-    @server.call_tool(validate_input=False)  # type: ignore[misc]
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         if name != tool.name:
             return _error(f"Unknown tool {name!r}: this server offers {tool.name!r}")
