@@ -1,5 +1,5 @@
 """Tool factories for `hoprag mcp --tool mcp_factory:...` in tests/integration/test_mcp.py and
-tests/unit/test_mcp.py: a user's own SearchTool over the films table, and names that are not
+tests/unit/test_mcp_cli.py: a user's own SearchTool over the films table, and names that are not
 factories."""
 
 from __future__ import annotations
@@ -41,3 +41,10 @@ def topic_tool(store: Store) -> SearchTool:
         order_field=None,
         noun="notes",
     )
+
+
+def noisy_tool(store: Store) -> SearchTool:
+    """`actor_tool`, from a factory that prints to stdout (which `hoprag mcp` must keep off the
+    protocol channel)."""
+    print("hello from the factory")
+    return actor_tool(store)

@@ -219,3 +219,39 @@ async def test_a_store_failure_is_a_tool_error_and_the_server_keeps_serving(
     assert failed.isError is True and text.startswith("The search failed: ")
     assert "Traceback" not in text
     assert malformed.isError is True and "limit" in _text(malformed)
+
+
+def test_stdout_carries_only_json_rpc_even_when_the_factory_prints(films: Films) -> None:
+    import subprocess
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "hoprag.cli", "mcp", "--keyspace", films.keyspace,
+         "--contact-points", films.contact, "--table", "films",
+         "--tool", "mcp_factory:noisy_tool"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert server.stdin is not None
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        server.stdin.flush()
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+              "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})  # fmt: skip
+        first = json.loads(server.stdout.readline())
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/list"})
+        second = json.loads(server.stdout.readline())
+        rest, err = server.communicate(timeout=60)  # closes stdin: the server ends
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert first["id"] == 1 and first["result"]["serverInfo"]["name"] == "hoprag"
+    assert second["id"] == 2 and [t["name"] for t in second["result"]["tools"]] == ["actor_films"]
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in rest.splitlines() if line)
+    assert "hello from the factory" in err and server.returncode == 0
