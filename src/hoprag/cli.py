@@ -6,10 +6,13 @@
     hoprag fields declare --table T year=number released=date cast=entity
     hoprag fields list --table T
     hoprag ask --table films --actor fonda --topic western --reviews positive [--json]
+    hoprag mcp --table films                          # or --table T --tool module:factory
 
 `ask` runs the films search tool (`hoprag.tools.film_search_tool`) on a table loaded by `hoprag
 load films`; when a name is ambiguous or unknown it prints the follow-up question (the
-candidates) and exits with status 3.
+candidates) and exits with status 3. `mcp` serves that tool (or the SearchTool a user's
+`factory(store)` returns) to MCP clients over stdio (`hoprag.tools.mcp`): stdout is the
+protocol, everything else goes to stderr.
 
 Contact points come from HOPRAG_CASSANDRA (default 127.0.0.1). Every load records itself in
 the keyspace's `hoprag_catalog` table (`hoprag.stores.cassandra.catalog`: source, embedding,
@@ -958,6 +961,60 @@ def cmd_ask(args: argparse.Namespace) -> int:
         session.cluster.shutdown()
 
 
+# --- mcp --------------------------------------------------------------------------------------
+
+
+def check_mcp_args(args: argparse.Namespace) -> Callable[[Any], Any]:
+    """The tool factory of `hoprag mcp` (`--tool MODULE:FACTORY`, imported now, or the films
+    tool), with the keyspace and table names checked and the `mcp` package found, before
+    anything connects."""
+    from hoprag.stores.cassandra.names import check_name
+    from hoprag.tools import film_search_tool
+    from hoprag.tools.mcp import load_factory, require_mcp
+
+    args.keyspace = check_name(args.keyspace, what="keyspace")
+    if args.table is None and args.tool is not None:
+        raise CliError("--tool needs --table: the table the factory's store reads", 2)
+    args.table = check_name(args.table or "films", what="table")
+    try:
+        require_mcp()
+    except ImportError as exc:
+        raise CliError(str(exc), 1) from None
+    if args.tool is None:
+        return film_search_tool
+    try:
+        return load_factory(args.tool, argument="--tool")
+    except InvalidInputError as exc:
+        raise CliError(str(exc), 2) from None
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`hoprag mcp`: check the arguments, connect, build the tool and serve it over MCP's
+    stdio transport until the client closes stdin. Only the protocol reaches stdout: anything
+    else printed meanwhile goes to stderr."""
+    import contextlib
+
+    from hoprag.tools.mcp import make_tool, serve_stdio
+
+    factory = check_mcp_args(args)  # before connecting
+    protocol_out = sys.stdout.buffer
+    with contextlib.redirect_stdout(sys.stderr):
+        embedding = make_embedding(args.embedding) if args.embedding else None
+        session = open_session(args)
+        try:
+            store = open_query_store(args, session, embedding)
+            try:
+                tool = make_tool(factory, store, argument="--tool")
+            except InvalidInputError as exc:
+                raise CliError(str(exc), 2) from None
+            print(f"hoprag mcp: serving the tool {tool.name!r} on {args.keyspace}.{args.table} "
+                  "over stdio", file=sys.stderr, flush=True)  # fmt: skip
+            serve_stdio(tool, stdout=protocol_out)
+            return 0
+        finally:
+            session.cluster.shutdown()
+
+
 # --- entry point ------------------------------------------------------------------------------
 
 
@@ -1101,6 +1158,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_ask_arguments(ask)
     ask.set_defaults(func=cmd_ask)
+
+    mc = sub.add_parser(
+        "mcp",
+        parents=[common],
+        help="serve the films tool (or your own, --tool) to MCP clients over stdio",
+    )
+    mc.add_argument("--table", help="the table searched (default films; required with --tool)")
+    mc.add_argument(
+        "--tool",
+        metavar="MODULE:FACTORY",
+        help="serve factory(store) -> hoprag.tools.SearchTool from this module (imported by "
+        "module path; the current directory is searched too) instead of the films tool",
+    )
+    mc.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
+    mc.set_defaults(func=cmd_mcp, ann_overquery=1)
     return p
 
 

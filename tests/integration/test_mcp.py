@@ -1,0 +1,257 @@
+"""`hoprag mcp` as an MCP client meets it: a real stdio server process (`python -m hoprag.cli
+mcp`) on the films table in a real Cassandra 5.0 node, driven by the `mcp` package's own client
+(`stdio_client` + `ClientSession`). The 17,472 films are loaded once for the module by `hoprag
+load films --embedding hash:32` (declared fields, values catalogue, load catalogue); answers are
+checked by SQL over movies.db and against the same tool run in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from films_sql import films_where
+from hoprag.datasets.films import movies_db_path
+from hoprag.embeddings.hash import HashEmbedding
+from hoprag.stores.cassandra.store import CassandraStore
+from hoprag.tools import SearchTool, film_search_tool
+
+DB = movies_db_path()
+TESTS = Path(__file__).resolve().parents[1]
+HENRY_WESTERNS = {"topic": "western", "actor": "Henry Fonda", "genre": "Western",
+                  "reviews": "positive", "limit": 50}  # fmt: skip
+
+
+class Films:
+    """The loaded films: where they live and the same tool in-process."""
+
+    def __init__(self, contact: str, keyspace: str, tool: SearchTool) -> None:
+        self.contact = contact
+        self.keyspace = keyspace
+        self.tool = tool
+
+
+@pytest.fixture(scope="module")
+def films(cassandra_contact_points: str, cassandra_session: Any) -> Iterator[Films]:
+    import subprocess
+
+    from keyspaces import new_keyspace
+
+    keyspace = new_keyspace(cassandra_session)
+    load = subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", "load", "films", "--embedding", "hash:32",
+         "--keyspace", keyspace, "--contact-points", cassandra_contact_points],
+        capture_output=True, text=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    store = CassandraStore(
+        HashEmbedding(32),
+        keyspace=keyspace,
+        table="films",
+        session=cassandra_session,
+        create_schema=False,
+    )
+    yield Films(cassandra_contact_points, keyspace, film_search_tool(store))
+
+
+@contextlib.asynccontextmanager
+async def served(films: Films, errlog: Path, *flags: str) -> AsyncIterator[ClientSession]:
+    """An initialised client session to a `hoprag mcp` server process started with `flags`
+    (its stderr in `errlog`)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hoprag.cli", "mcp", "--keyspace", films.keyspace,
+              "--contact-points", films.contact, *flags],
+        env=env,
+    )  # fmt: skip
+    with errlog.open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def _text(result: Any) -> str:
+    assert result.content and result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+async def test_the_server_lists_the_film_tool_and_answers_a_call_with_the_sql_films(
+    films: Films, tmp_path: Path
+) -> None:
+    errlog = tmp_path / "server.err"
+    async with served(films, errlog, "--table", "films") as session:
+        listed = await session.list_tools()
+        result = await session.call_tool("film_search", HENRY_WESTERNS)
+    assert [t.name for t in listed.tools] == ["film_search"]
+    (tool,) = listed.tools
+    assert tool.description == films.tool.description
+    assert tool.inputSchema == films.tool.json_schema()
+    props = tool.inputSchema["properties"]
+    for name in ("topic", "actor", "director", "worked_with_actor", "genre", "country",
+                 "year_from", "year_to", "reviews", "limit"):  # fmt: skip
+        assert name in props and props[name].get("description")
+    assert result.isError is False
+    sql = films_where(DB, cast="Henry Fonda", genre="Western", meter_at_least=60)
+    doc = result.structuredContent
+    assert doc is not None and len(sql) >= 5
+    assert {r["id"] for r in doc["results"]} == set(sql)
+    expected = await films.tool.arun(**HENRY_WESTERNS)
+    assert _text(result) == expected.text == doc["text"]
+    assert [r["id"] for r in doc["results"]] == [n.id for n in expected.nodes]
+    assert any(s["operation"] == "cql" for s in doc["statements"])
+    assert "serving the tool 'film_search'" in errlog.read_text()
+
+
+async def test_an_ambiguous_name_is_a_follow_up_listing_the_fondas_not_an_error(
+    films: Films, tmp_path: Path
+) -> None:
+    async with served(films, tmp_path / "server.err", "--table", "films") as session:
+        result = await session.call_tool("film_search", {"topic": "western", "actor": "fonda"})
+        unknown = await session.call_tool("film_search", {"director": "Zzyzx Qwerty"})
+    assert result.isError is False
+    text = _text(result)
+    assert text.startswith("Which did you mean by 'fonda' for actor:")
+    fondas = {"Jane Fonda", "Henry Fonda", "Peter Fonda", "Bridget Fonda"}
+    assert all(name in text for name in fondas)
+    doc = result.structuredContent
+    assert doc is not None and doc["results"] == []
+    assert doc["follow_up"]["parameter"] == "actor" and doc["follow_up"]["text"] == "fonda"
+    assert fondas <= {c["value"] for c in doc["follow_up"]["candidates"]}
+    assert unknown.isError is False and _text(unknown).startswith("Nothing matched 'Zzyzx Qwerty'")
+    assert unknown.structuredContent is not None
+    assert unknown.structuredContent["follow_up"]["candidates"] == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [
+        ({"topic": "western", "reviews": "good"}, "reviews must be one of 'positive', 'negative'"),
+        ({"topic": "western", "limit": "many"}, "limit"),
+        ({"topic": "western", "year_from": [1950]}, "year_from"),
+        ({"topic": "western", "studio": "MGM"}, "studio"),
+        ({"topic": "western", "year_from": 2000, "year_to": 1990}, "year_from must be at most"),
+    ],
+)
+async def test_a_malformed_call_is_a_tool_error_naming_the_parameter(
+    films: Films, tmp_path: Path, arguments: dict[str, Any], shown: str
+) -> None:
+    async with served(films, tmp_path / "server.err", "--table", "films") as session:
+        result = await session.call_tool("film_search", arguments)
+        # The server is still serving after a malformed call.
+        after = await session.call_tool("film_search", {"topic": "western", "limit": 1})
+    text = _text(result)
+    assert result.isError is True and text.startswith("Invalid arguments: ")
+    assert shown in text and "Traceback" not in text
+    assert after.isError is False and len(after.structuredContent["results"]) == 1
+
+
+async def test_a_call_of_an_unknown_tool_is_a_tool_error(films: Films, tmp_path: Path) -> None:
+    async with served(films, tmp_path / "server.err", "--table", "films") as session:
+        result = await session.call_tool("film_serach", {"topic": "western"})
+    assert result.isError is True and "'film_search'" in _text(result)
+
+
+async def test_tool_module_factory_serves_the_users_own_tool(films: Films, tmp_path: Path) -> None:
+    flags = ("--table", "films", "--tool", "mcp_factory:actor_tool")
+    async with served(films, tmp_path / "server.err", *flags) as session:
+        listed = await session.list_tools()
+        result = await session.call_tool(
+            "actor_films", {"topic": "western", "actor": "henry fonda", "limit": 20}
+        )
+        refused = await session.call_tool("actor_films", {"topic": "western", "genre": "War"})
+    assert [t.name for t in listed.tools] == ["actor_films"]
+    assert set(listed.tools[0].inputSchema["properties"]) == {"topic", "actor", "limit"}
+    assert result.isError is False and result.structuredContent is not None
+    ids = [r["id"] for r in result.structuredContent["results"]]
+    henry = set(films_where(DB, cast="Henry Fonda"))
+    assert len(ids) == 20 and set(ids) <= henry and len(henry) > 20
+    assert refused.isError is True and "genre" in _text(refused)
+
+
+@pytest.fixture
+def notes(films: Films, cassandra_session: Any, tmp_path: Path) -> Films:
+    """Five notes loaded by `hoprag load jsonl` into a new keyspace's `notes` table."""
+    import subprocess
+
+    from keyspaces import new_keyspace
+
+    keyspace = new_keyspace(cassandra_session)
+    path = tmp_path / "notes.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"n{i}", "title": f"Note {i}", "text": f"about topic {i}"}) + "\n"
+            for i in range(5)
+        )
+    )
+    load = subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", "load", "jsonl", "--path", str(path), "--table",
+         "notes", "--embedding", "hash:32", "--keyspace", keyspace,
+         "--contact-points", films.contact],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    return Films(films.contact, keyspace, films.tool)
+
+
+async def test_a_store_failure_is_a_tool_error_and_the_server_keeps_serving(
+    notes: Films, cassandra_session: Any, tmp_path: Path
+) -> None:
+    flags = ("--table", "notes", "--tool", "mcp_factory:topic_tool")
+    async with served(notes, tmp_path / "server.err", *flags) as session:
+        before = await session.call_tool("note_search", {"topic": "topic 2"})
+        # The table goes away under the running server: its next search fails in Cassandra.
+        cassandra_session.execute(f"DROP TABLE {notes.keyspace}.notes", timeout=60)
+        failed = await session.call_tool("note_search", {"topic": "topic 2"})
+        malformed = await session.call_tool("note_search", {"topic": "topic 2", "limit": 0})
+    assert before.isError is False and len(before.structuredContent["results"]) == 3
+    text = _text(failed)
+    assert failed.isError is True and text.startswith("The search failed: ")
+    assert "Traceback" not in text
+    assert malformed.isError is True and "limit" in _text(malformed)
+
+
+def test_stdout_carries_only_json_rpc_even_when_the_factory_prints(films: Films) -> None:
+    import subprocess
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "hoprag.cli", "mcp", "--keyspace", films.keyspace,
+         "--contact-points", films.contact, "--table", "films",
+         "--tool", "mcp_factory:noisy_tool"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert server.stdin is not None
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        server.stdin.flush()
+
+    try:
+        send({"id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+              "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})  # fmt: skip
+        first = json.loads(server.stdout.readline())
+        send({"method": "notifications/initialized"})
+        send({"id": 2, "method": "tools/list"})
+        second = json.loads(server.stdout.readline())
+        rest, err = server.communicate(timeout=60)  # closes stdin: the server ends
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert first["id"] == 1 and first["result"]["serverInfo"]["name"] == "hoprag"
+    assert second["id"] == 2 and [t["name"] for t in second["result"]["tools"]] == ["actor_films"]
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in rest.splitlines() if line)
+    assert "hello from the factory" in err and server.returncode == 0

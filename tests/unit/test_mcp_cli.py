@@ -1,0 +1,124 @@
+"""`hoprag mcp`'s argument checks (exit 2 before anything connects) and `hoprag.tools.mcp`'s
+results for each kind of call, in-process on a MemoryStore (the server process and the real
+client are in tests/integration/test_mcp.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from hoprag.cli import main
+from hoprag.documents import Document
+from hoprag.embeddings.hash import HashEmbedding
+from hoprag.stores.memory import MemoryStore
+from hoprag.tools import SearchTool, film_search_tool
+from hoprag.tools.mcp import INSTALL_HINT, call_result, load_factory, make_tool, require_mcp
+
+# No node answers on port 1: a run that tried to connect would fail with exit 1.
+NOWHERE = ["--contact-points", "127.0.0.1:1"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "shown"),
+    [
+        (["--table", "bad-name"], "table 'bad-name' is not a plain name"),
+        (["--keyspace", "my keyspace"], "keyspace 'my keyspace' is not a plain name"),
+        (["--table", "films", "--tool", "nocolon"], "--tool must be MODULE:FACTORY"),
+        (["--table", "films", "--tool", "a.b:c:d"], "--tool must be MODULE:FACTORY"),
+        (["--table", "films", "--tool", "no_such_module_q:f"], "importing 'no_such_module_q'"),
+        (["--table", "films", "--tool", "mcp_factory:missing"], "('missing' is missing)"),
+        (["--table", "films", "--tool", "mcp_factory:NOT_CALLABLE"], "'NOT_CALLABLE' is int 3"),
+        (["--tool", "mcp_factory:actor_tool"], "--tool needs --table"),
+        (["--table", "films", "--embedding", "glove"], "unknown --embedding 'glove'"),
+    ],
+)
+def test_mcp_refuses_bad_arguments_with_exit_2_before_connecting(
+    capsys: pytest.CaptureFixture[str], flags: list[str], shown: str
+) -> None:
+    assert main(["mcp", *flags, *NOWHERE]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and shown in err and err.startswith("hoprag: error: ")
+    assert "Traceback" not in err and "127.0.0.1:1" not in err
+
+
+def test_mcp_without_the_mcp_package_names_the_extra_before_connecting(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'hoprag\[mcp\]'"):
+        require_mcp()
+    assert main(["mcp", "--table", "films", *NOWHERE]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and INSTALL_HINT in err and "127.0.0.1:1" not in err
+
+
+def test_a_factory_that_returns_no_search_tool_is_refused_naming_the_flag() -> None:
+    factory = load_factory("mcp_factory:not_a_tool", argument="--tool")
+    with pytest.raises(ValueError, match=r"--tool must be a factory returning a hoprag"):
+        make_tool(factory, MemoryStore(HashEmbedding(16)), argument="--tool")
+    tool = make_tool(load_factory("mcp_factory:actor_tool"), MemoryStore(HashEmbedding(16)))
+    assert isinstance(tool, SearchTool) and tool.name == "actor_films"
+
+
+def _films() -> SearchTool:
+    store = MemoryStore(HashEmbedding(32))
+    rows = [
+        ("f1", "My Darling Clementine", 1946, ["Henry Fonda", "Linda Darnell"], "Western", 96),
+        ("f2", "Fort Apache", 1948, ["Henry Fonda", "John Wayne"], "Western", 94),
+        ("f3", "Barbarella", 1968, ["Jane Fonda"], "Sci-Fi", 73),
+        ("f4", "Easy Rider", 1969, ["Peter Fonda"], "Drama", 88),
+    ]
+
+    def doc(i: str, t: str, y: int, c: list[str], g: str, m: int) -> Document:
+        metadata = {"title": t, "year": y, "cast": c, "genre": g, "director": "Someone",
+                    "tomato_meter": m, "country": "United States"}  # fmt: skip
+        return Document(id=i, content=f"{t}: a {g.lower()}", metadata=metadata)
+
+    docs = [doc(*row) for row in rows]
+    store.add(docs)
+    return film_search_tool(store)
+
+
+async def test_a_results_call_gives_the_text_and_the_answer_as_structured_content() -> None:
+    tool = _films()
+    result = await call_result(tool, {"topic": "western", "actor": "Henry Fonda"})
+    expected = await tool.arun(topic="western", actor="Henry Fonda")
+    assert result.isError is False
+    assert result.content[0].type == "text" and result.content[0].text == expected.text
+    got, want = result.structuredContent, expected.to_dict()
+    assert got is not None and got["stats"].pop("seconds") >= 0
+    want["stats"].pop("seconds")
+    assert got == want
+    assert {r["id"] for r in got["results"]} == {"f1", "f2"}
+
+
+async def test_a_follow_up_is_a_normal_result_with_the_candidates() -> None:
+    result = await call_result(_films(), {"topic": "western", "actor": "fonda"})
+    assert result.isError is False and result.structuredContent is not None
+    follow_up = result.structuredContent["follow_up"]
+    assert {c["value"] for c in follow_up["candidates"]} == {
+        "Henry Fonda", "Jane Fonda", "Peter Fonda"
+    }  # fmt: skip
+    assert result.content[0].text == follow_up["question"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [
+        ({"topic": "western", "reviews": "good"}, "reviews must be one of"),
+        ({"topic": "western", "year_to": "late"}, "year_to"),
+        ({"topic": "western", "studio": "MGM"}, "studio"),
+        ({"limit": 3}, "topic must be a text, unless one of actor"),
+        (None, "topic must be a text"),
+    ],
+)
+async def test_a_malformed_call_is_an_error_result_naming_the_parameter(
+    arguments: dict[str, object] | None, shown: str
+) -> None:
+    result = await call_result(_films(), arguments)
+    text = result.content[0].text
+    assert result.isError is True and text.startswith("Invalid arguments: ") and shown in text
+    assert result.structuredContent is None
