@@ -651,7 +651,7 @@ def _documents(hits: Sequence[Any]) -> None:
 
 SETTLE_S = 0.01
 NOT_JSON = ("ours", "peer", "meter", "ours_on_peer_table")  # live objects in `tables`
-PROXY_HOST = "127.0.0.12"  # --latency-ms: the delay proxy's address
+PROXY_HOST = "127.0.0.14"  # --latency-ms: the delay proxy's address (the latency test uses .12)
 TESTS_DIR = str(Path(__file__).resolve().parents[1] / "tests")  # where delay_proxy.py lives
 
 
