@@ -1143,7 +1143,9 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
             }
         )
         for case in [] if args.load_only else cases_for(args.quick, scale):
-            if args.only and not any(s in case.name for s in args.only):
+            if args.only and not any(
+                s == case.name if args.exact else s in case.name for s in args.only
+            ):
                 continue
             t0 = time.perf_counter()
             r = await measure_case(tables, ds, case, args.reps)
@@ -1192,6 +1194,7 @@ def main() -> int:
     ap.add_argument("--skip-foldoc", action="store_true", help="only the WordNet scale set")
     ap.add_argument("--load-only", action="store_true", help="only load the tables")
     ap.add_argument("--only", nargs="*", help="run only cases whose name contains one of these")
+    ap.add_argument("--exact", action="store_true", help="--only names whole case names")
     ap.add_argument("--contact-points", default=os.environ.get("HOPRAG_CASSANDRA", "127.0.0.1"))
     ap.add_argument(
         "--latency-ms",
