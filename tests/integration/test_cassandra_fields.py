@@ -478,3 +478,31 @@ def test_load_films_declares_the_films_fields(cassandra_contact_points: str, key
     assert listed.returncode == 0, listed.stderr
     got = {r["field"]: (r["kind"], r["state"]) for r in json.loads(listed.stdout)}
     assert got == {f: (k, "ready") for f, k in datasets.DATASETS["films"].fields}
+
+
+def test_a_store_sees_fields_declared_elsewhere_though_its_driver_metadata_never_updates(
+    cassandra_contact_points: str, loaded: tuple[str, list[Document]]
+) -> None:
+    """A long-lived process's session learns of another process's DDL only after the driver's
+    schema debounce; with schema metadata off it never does. A store opened on it after
+    `hoprag fields declare` still writes and reads the declared columns (it asks the node)."""
+    from cassandra.cluster import Cluster
+
+    from hoprag.stores.cassandra.session import parse_contact_points
+
+    keyspace, docs = loaded
+    (host, port), *_ = parse_contact_points(cassandra_contact_points)
+    cluster = Cluster([host], port=port, protocol_version=5, schema_metadata_enabled=False)
+    session = cluster.connect()
+    try:
+        r = _hoprag(cassandra_contact_points, "fields", "declare", "--table", "docs",
+                    "rank=number", "--keyspace", keyspace)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        store = _store(session, keyspace)
+        store.add([Document("late", "written after the declaration", {"rank": 49.5})])
+        assert store.fields["rank"].ready
+        ranks = {d.id: d.metadata.get("rank") for d in docs}
+        want = {i for i, v in ranks.items() if isinstance(v, int | float) and v >= 49}
+        assert _range(session, store, "rank", "gte", 49) == want | {"late"}
+    finally:
+        cluster.shutdown()

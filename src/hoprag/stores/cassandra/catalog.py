@@ -14,6 +14,7 @@ from typing import Any
 
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.guards import check_consistency
+from hoprag.stores.cassandra.live_schema import table_exists
 from hoprag.stores.cassandra.names import check_name
 from hoprag.stores.cassandra.schema import execute_ddl, keyspace_statements, replication_map
 
@@ -88,9 +89,8 @@ class LoadCatalog:
             raise translate(exc, f"creating {self.name}") from exc
 
     def exists(self) -> bool:
-        """Whether the catalogue table exists (from the driver's schema metadata)."""
-        ks = self.session.cluster.metadata.keyspaces.get(self.keyspace)
-        return ks is not None and CATALOG_TABLE in ks.tables
+        """Whether the catalogue table exists (asked of the node: `live_schema`)."""
+        return table_exists(self.session, self.keyspace, CATALOG_TABLE)
 
     def get(self, table: str) -> CatalogEntry | None:
         """The entry of `table`, or None when the table was never loaded (or the catalogue

@@ -24,6 +24,7 @@ from hoprag.stores.cassandra.fields import (
     index_name,
 )
 from hoprag.stores.cassandra.layouts import Layout
+from hoprag.stores.cassandra.live_schema import table_columns
 from hoprag.stores.cassandra.schema import execute_ddl, wait_queryable
 from hoprag.stores.cassandra.values import ValuesCatalogue
 
@@ -48,16 +49,12 @@ def check_conflicts(
             )
 
 
-def _exists(session: Any, keyspace: str, table: str) -> Any:
-    ks = session.cluster.metadata.keyspaces.get(keyspace)
-    return None if ks is None else ks.tables.get(table)
-
-
 def writable(session: Any, layout: Layout, fields: Mapping[str, DeclaredField]) -> FieldSet:
-    """The fields, each marked writable when its column (or the values catalogue) exists."""
-    table = _exists(session, layout.keyspace, layout.table)
-    columns = set(table.columns) if table is not None else set()
-    values = _exists(session, layout.keyspace, ValuesCatalogue(layout.keyspace, layout.table).name)
+    """The fields, each marked writable when its column (or the values catalogue) exists,
+    as the node says now (`live_schema`), not as this process's driver metadata last heard."""
+    columns = table_columns(session, layout.keyspace, layout.table) or set()
+    values_name = ValuesCatalogue(layout.keyspace, layout.table).name
+    values = table_columns(session, layout.keyspace, values_name)
     return FieldSet(
         {
             f: replace(d, writable=(d.column in columns) if d.column else values is not None)

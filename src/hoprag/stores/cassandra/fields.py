@@ -39,6 +39,7 @@ from hoprag.edges import MISSING, nested_get
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.resolve import entity_values
 from hoprag.stores.cassandra.errors import translate
+from hoprag.stores.cassandra.live_schema import table_exists
 from hoprag.stores.cassandra.names import check_name
 from hoprag.stores.cassandra.schema import execute_ddl
 
@@ -248,9 +249,8 @@ class FieldCatalog:
         return f"{self.keyspace}.{FIELDS_TABLE}"
 
     def exists(self) -> bool:
-        """Whether the table exists (from the driver's schema metadata)."""
-        ks = self.session.cluster.metadata.keyspaces.get(self.keyspace)
-        return ks is not None and FIELDS_TABLE in ks.tables
+        """Whether the table exists (asked of the node: `live_schema`)."""
+        return table_exists(self.session, self.keyspace, FIELDS_TABLE)
 
     def create(self) -> None:
         """Create the table when missing."""
