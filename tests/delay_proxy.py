@@ -141,10 +141,16 @@ class DelayProxy:
         await asyncio.gather(feed(), deliver())
 
 
-def connect_through(proxy_host: str, port: int, local_dc: str = "datacenter1") -> Any:
+def connect_through(
+    proxy_host: str, port: int, local_dc: str = "datacenter1", *, nodelay: bool = True
+) -> Any:
     """A driver session that reaches a one-node cluster only through a proxy at
     `proxy_host:port` (the node announces its own address; an AddressTranslator maps it to the
-    proxy, so the driver never connects around it)."""
+    proxy, so the driver never connects around it). Its sockets set TCP_NODELAY as
+    `hoprag.stores.cassandra.session.connect`'s do (`nodelay=False`: the driver's default,
+    Nagle's algorithm on, as hoprag's sessions had before)."""
+    import socket
+
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from cassandra.policies import AddressTranslator, DCAwareRoundRobinPolicy
 
@@ -161,5 +167,6 @@ def connect_through(proxy_host: str, port: int, local_dc: str = "datacenter1") -
         protocol_version=5,
         address_translator=ThroughProxy(),
         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)] if nodelay else None,
     )
     return cluster.connect()

@@ -5,6 +5,7 @@ TLS from a `ConnectionOptions` or the environment (`connection.py`)."""
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +40,13 @@ def contact_points_from_env() -> list[tuple[str, int]] | None:
     """Contact points from HOPRAG_CASSANDRA, or None when it is unset."""
     value = os.environ.get("HOPRAG_CASSANDRA")
     return parse_contact_points(value) if value else None
+
+
+SOCKOPTS = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+"""Socket options of every connection `connect` opens. The driver leaves Nagle's algorithm on,
+so a request written while an earlier one is unacknowledged waits for that ACK; a node acks
+with its answer (delayed ACKs), so over a slow link every query of a hop after the first
+waited one more round trip (2 queries: 57 ms against 30 ms at 20 ms round trips, measured)."""
 
 
 def connect(
@@ -82,6 +90,7 @@ def connect(
         connect_timeout=connect_timeout,
         auth_provider=connection.auth_provider(),
         ssl_context=connection.ssl_context(),
+        sockopts=SOCKOPTS,
     )
     try:
         return cluster.connect(keyspace)
