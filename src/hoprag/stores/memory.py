@@ -62,6 +62,15 @@ def _keys_of(value: Any) -> set[Any]:
     return keys
 
 
+def _scores(mat: NDArray[np.float32], q: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Each row's dot product with `q`, computed row by row (einsum), so that a document's
+    score does not depend on which other rows are scored with it (a BLAS matrix product
+    rounds differently with the number of rows): a traversal's results then do not depend on
+    how its reads are batched (`speculation=`)."""
+    out: NDArray[np.float32] = np.einsum("ij,j->i", mat, q)
+    return out
+
+
 class _Stored:
     """A stored document: never changed once made (an upsert stores a new one). `blob` is its
     metadata marshalled, from which each hit makes its own copy."""
@@ -377,12 +386,12 @@ class MemoryStore(Store):
         if k == 0 or self._n == 0:
             return []
         if rows is None:
-            scores = self._mat[: self._n] @ q
+            scores = _scores(self._mat[: self._n], q)
             ids = None
         else:
             if not rows.size:
                 return []
-            scores = self._mat[rows] @ q
+            scores = _scores(self._mat[rows], q)
             ids = rows
         if k < scores.shape[0]:
             part = np.argpartition(-scores, k - 1)[:k]
@@ -397,7 +406,7 @@ class MemoryStore(Store):
         scores: list[float | None]
         if q is not None and rows:
             arr = np.asarray(rows, dtype=np.int64)
-            scores = np.clip(self._mat[arr] @ q, -1.0, 1.0).tolist()
+            scores = np.clip(_scores(self._mat[arr], q), -1.0, 1.0).tolist()
         else:
             scores = [None] * len(rows)
         return [self._hit(r, s, inc) for r, s in zip(rows, scores, strict=True)]
