@@ -602,7 +602,7 @@ async def run_traversal(
 
     live = args.stream and not args.json
     stream = astream(args.text, store=store, edges=edges, strategy=strategy, filter=flt,
-                     initial_root_ids=args.root or ())  # fmt: skip
+                     initial_root_ids=args.root or (), speculation=args.speculation)  # fmt: skip
     nodes = []
     if live:
         print("id  depth  score  path (as admitted)", flush=True)
@@ -673,6 +673,7 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     """Check every argument of `hoprag query` that needs no node (names, edges, filter,
     roots, strategy and its options, output flags): the edge function, filter and strategy."""
     from hoprag.edges import parse_edges
+    from hoprag.speculation import check_speculation
     from hoprag.stores.cassandra.guards import check_overquery
     from hoprag.stores.cassandra.names import check_name
 
@@ -683,6 +684,10 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     if args.root is not None:
         args.root = check_ids(args.root, what="--root")
     strategy = make_strategy(args)
+    spec = args.speculation
+    args.speculation = check_speculation(
+        int(spec) if spec.isdigit() else spec, what="--speculation"
+    )
     check_overquery(args.ann_overquery, what="--ann-overquery")
     check_output_options(args)
     return edges, flt, strategy
@@ -1055,6 +1060,12 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         help="ask Cassandra for N x k rows per vector search and keep the best k (default 1)",
+    )
+    q.add_argument(
+        "--speculation",
+        default="auto",
+        help="edges asked ahead to save round trips: auto (default: wide over a link of 4 ms "
+        "or more), on, wide, strategy, off, or a budget of queries; results never change",
     )
     q.add_argument("--json", action="store_true", help="print JSON instead of a table")
     q.add_argument("--stream", action="store_true", help="print each node as it is admitted")

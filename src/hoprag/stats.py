@@ -37,6 +37,30 @@ class HopStats:
 
 
 @dataclass(slots=True)
+class SpeculationStats:
+    """A traversal's speculative queries: `mode` as planned, `budget`, `issued` (one per edge
+    asked ahead), `used` (those whose results a later hop took instead of a query), and
+    `wasted` (issued but never used)."""
+
+    mode: str = "off"
+    budget: int = 0
+    issued: int = 0
+    used: int = 0
+
+    @property
+    def wasted(self) -> int:
+        """Speculative queries whose results no hop took."""
+        return self.issued - self.used
+
+    def describe(self) -> str:
+        """One line for `TraversalStats.explain()`."""
+        return (
+            f"speculation: {self.mode}, {self.issued} queries of a budget of {self.budget}, "
+            f"{self.used} used, {self.wasted} wasted"
+        )
+
+
+@dataclass(slots=True)
 class TraversalStats:
     """Per-hop records of one traversal plus totals; filled in as the traversal runs."""
 
@@ -57,12 +81,15 @@ class TraversalStats:
     filters: dict[str, FilterPlan] = field(default_factory=dict)
     """How the store answered each filter of the run: "filter" (the run's, ANDed into every
     read) and, with a scope, "scope start" (its anchors' filter). See `FilterPlan`."""
+    speculation: SpeculationStats = field(default_factory=SpeculationStats)
+    """A traversal's speculative queries (`hoprag.speculation`): budget, issued, used, wasted."""
 
     @property
     def rounds(self) -> int:
-        """Sequential rounds of store queries (one per hop record: a round's queries are all
-        in flight together)."""
-        return len(self.hops)
+        """Sequential rounds of store queries: the hop records that sent at least one query (a
+        round's queries are all in flight together; a hop answered wholly by results fetched
+        ahead waits for nothing)."""
+        return sum(1 for h in self.hops if any(h.queries.values()))
 
     @property
     def total_queries(self) -> int:
@@ -101,6 +128,11 @@ class TraversalStats:
             size = "" if self.scope_size is None else f", scope of {self.scope_size} documents"
             head.append(f"plan: {self.plan}{size}, {self.rounds} rounds")
         head += [f"{name}: {p.describe()}" for name, p in self.filters.items() if p.filtered]
+        if self.plan is None and self.hops:
+            head.append(
+                f"rounds: {self.rounds} sequential, {len(self.hops)} hops; "
+                + self.speculation.describe()
+            )
         lines = [*head, "hop  edges  search get adjacent  rows  cand  kept  seconds"]
         for h in self.hops:
             q = h.queries

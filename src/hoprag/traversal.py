@@ -34,6 +34,7 @@ from hoprag.errors import TraversalTimeoutError, invalid, one_error
 from hoprag.filters import Filter
 from hoprag.scopes import Scope
 from hoprag.search import scoped_hits
+from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.strategies.base import RunState, Strategy
@@ -121,6 +122,7 @@ class _Run:
         state: RunState,
         strategy: Strategy,
         stats: TraversalStats,
+        speculation: int | str,
     ) -> None:
         self.query = query
         self.edge_fn = edge_fn
@@ -129,9 +131,10 @@ class _Run:
         self.stats = stats
         self.discovered: set[str] = set()
         self.followed: dict[Edge, _Followed] = {}
-        # Targets of edges fetched ahead for nodes the strategy expected to traverse next
-        # (`RunState.likely_next`), kept until those edges are really followed.
-        self.prefetched: dict[Edge, list[Hit]] = {}
+        # Edges asked ahead and their results, kept until those edges are really followed.
+        self.speculation = Speculation(plan_for(speculation, None), stats.speculation)
+        self._speculation_arg = speculation
+        self._edges_cache: dict[str, Edges] = {}
         # The start search (`k=`): the prepared query's, or the best of a scope's members.
         self.start_search: Callable[..., Awaitable[list[Hit]]] = query.asearch
 
@@ -150,7 +153,11 @@ class _Run:
         )
 
     def _edges_of(self, doc: Document) -> Edges:
-        """The document's edges, from the edge function (which must return `Edges`)."""
+        """The document's edges, from the edge function (which must return `Edges`); computed
+        once per document and run."""
+        edges = self._edges_cache.get(doc.id)
+        if edges is not None:
+            return edges
         edges = self.edge_fn(doc)
         if not isinstance(edges, Edges):
             raise invalid(
@@ -158,6 +165,7 @@ class _Run:
                 edges,
                 "an Edges(incoming=frozenset, outgoing=frozenset)",
             )
+        self._edges_cache[doc.id] = edges
         return edges
 
     # -- hop 0 ------------------------------------------------------------------------------
@@ -171,7 +179,18 @@ class _Run:
         if root_ids:
             hop.queries["get"] += 1
             calls.append(functools.partial(self.query.aget, root_ids))
-        return [hit for hits in await _gather(calls) for hit in hits]
+        if self._speculation_arg == "auto":
+            calls.append(self._measure_link)
+        hits = [hit for hits in await _gather(calls) for hit in hits]
+        self.state.look_ahead_factor = self.speculation.plan.width
+        return hits
+
+    async def _measure_link(self) -> list[Hit]:
+        """Plan `speculation="auto"` from the store's round trip (in flight with the start
+        search, so it costs no round of its own); no hits."""
+        rtt = await self.query.around_trip()
+        self.speculation = Speculation(plan_for("auto", rtt), self.stats.speculation)
+        return []
 
     async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
         """The start nodes (depth 0): vector search hits, then initial roots, each once."""
@@ -202,31 +221,29 @@ class _Run:
         self.followed.update(new)
         return list(new)
 
-    def _speculative_edges(self, edges: list[Edge]) -> list[Edge]:
-        """Edges of the nodes the strategy expects to traverse next that are neither followed
-        nor fetched yet nor part of this hop."""
-        guess = self.state.likely_next()
-        if not guess:
-            return []
-        taken = set(edges)
-        out: list[Edge] = []
-        for node in guess:
-            for edge in sorted(self.state.edges_to_follow(node), key=edge_sort_key):
-                if edge in taken or edge in self.followed or edge in self.prefetched:
-                    continue
-                taken.add(edge)
-                out.append(edge)
-        return out
+    def _provisional(self, hit: Hit) -> Node | None:
+        """The node a hit in hand would become if a hop reached it now (None: no followed
+        edge leads to it)."""
+        edges = self._edges_of(hit.document)
+        edge = self._leading_edge([], edges.incoming)
+        if edge is None:
+            return None
+        return self._node(hit, self.followed[edge].source_path.extend(edge, hit.id), edges)
 
     def _plan(self, edges: list[Edge]) -> _Ask:
-        """What to ask for `edges`: prefetched results are taken, the rest is asked together
+        """What to ask for `edges`: results fetched ahead are taken, the rest is asked together
         with the speculative edges (never on a round trip of their own)."""
         for e in edges:
             if not isinstance(e, MetadataEdge | IdEdge):
                 raise invalid("an edge", e, "a MetadataEdge or IdEdge (from the edge function)")
-        cached = {e: self.prefetched.pop(e) for e in edges if e in self.prefetched}
+        spec = self.speculation
+        cached = spec.take(edges)
         todo = [e for e in edges if e not in cached]
-        speculative = self._speculative_edges(edges) if todo else []
+        speculative = (
+            spec.edges(self.state, edges, self.followed, self.discovered, self._provisional)
+            if todo
+            else []
+        )
         asked = [*todo, *speculative]
         meta = [e for e in asked if isinstance(e, MetadataEdge)]
         ids = [e for e in asked if isinstance(e, IdEdge)]
@@ -255,11 +272,15 @@ class _Run:
         return results
 
     def _keep_speculative(self, ask: _Ask, results: dict[Edge, list[Hit]], hop: HopStats) -> None:
-        """Store the speculative edges' results for later hops and note what was reused."""
+        """Store the speculative edges' results for later hops, remember the hits in hand,
+        and note what was reused."""
         notes = hop.notes
+        spec = self.speculation
+        spec.note_hits(
+            (hits for e, hits in results.items() if e not in ask.cached), self.discovered
+        )
         if ask.speculative:
-            for e in ask.speculative:
-                self.prefetched[e] = results[e]
+            spec.keep(ask.speculative, results)
             rows = sum(len(results[e]) for e in ask.speculative)
             notes["speculative_edges"] = notes.get("speculative_edges", 0) + len(ask.speculative)
             notes["speculative_rows"] = notes.get("speculative_rows", 0) + rows
@@ -294,7 +315,7 @@ class _Run:
         self._keep_speculative(ask, results, hop)
         return self._merge(edges, results, hop)
 
-    def _leading_edge(self, via: list[Edge], incoming: frozenset[Edge]) -> Edge:
+    def _leading_edge(self, via: list[Edge], incoming: frozenset[Edge]) -> Edge | None:
         """Of the followed edges that lead to a document (those that returned it, and any
         other followed edge among its incoming ones), the one reached first at least depth."""
         followed = self.followed
@@ -308,8 +329,7 @@ class _Run:
             f = followed.get(edge)
             if f is not None and (best is None or (f.depth, f.order) < best[:2]):
                 best = (f.depth, f.order, edge)
-        assert best is not None  # `via` edges are always followed
-        return best[2]
+        return None if best is None else best[2]
 
     def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
         """New nodes for the entries not discovered before, each with its shortest path."""
@@ -321,6 +341,7 @@ class _Run:
             self.discovered.add(doc.id)
             edges = self._edges_of(doc)
             edge = self._leading_edge(via, edges.incoming)
+            assert edge is not None  # `via` edges are always followed
             path = self.followed[edge].source_path.extend(edge, doc.id)
             nodes.append(self._node(hit, path, edges))
         return nodes
@@ -504,6 +525,7 @@ def astream(
     timeout: float | None = None,
     on_timeout: str = "raise",
     scope: Scope | None = None,
+    speculation: int | str = "auto",
 ) -> TraversalStream:
     """Traverse from the documents most similar to `query` (or `query_embedding`) plus
     `initial_root_ids`, following `edges`, and yield each node as `strategy` admits it.
@@ -519,7 +541,17 @@ def astream(
 
     With `scope` (a `hoprag.Scope`), the start search is the best `start_k` members of the
     scope that pass `filter` (`hoprag.search.scoped_hits`; its rounds are noted on hop 0);
-    the traversal may then leave the scope, and `filter` still applies to every node."""
+    the traversal may then leave the scope, and `filter` still applies to every node.
+
+    `speculation` asks edges ahead, in the same bursts as each hop's own queries, so that
+    fewer sequential rounds are waited for over a slow link (`hoprag.speculation`); it never
+    changes the admitted nodes, their order, depth or path. "strategy" asks the edges of the
+    nodes the strategy expects to traverse next (Mmr's `prefetch`); "on" also those of
+    documents a hop fetched but cut, with strategy guesses twice as wide; "auto" (default) is
+    "on" when the store's measured round trip is at least 4 ms and "strategy" otherwise;
+    "off" (or 0) sends no speculative query; an int is "on" with that budget of speculative
+    queries. `stats.speculation` counts them; `stats.rounds` the rounds waited for."""
+    speculation = check_speculation(speculation)
     root_ids = _check_args(query, strategy, initial_root_ids, query_embedding, max_concurrency)
     if scope is not None and not isinstance(scope, Scope):
         raise invalid("scope", scope, "a hoprag Scope or None")
@@ -541,6 +573,7 @@ def astream(
                 state=strategy.start_run(prepared.embedding),
                 strategy=strategy,
                 stats=stats,
+                speculation=speculation,
             )
             if scope is not None:
                 run.start_search = functools.partial(
@@ -579,6 +612,7 @@ async def atraverse(
     timeout: float | None = None,  # noqa: ASYNC109 (a deadline with a partial mode)
     on_timeout: str = "raise",
     scope: Scope | None = None,
+    speculation: int | str = "auto",
 ) -> TraversalResult:
     """Run a traversal to the end and return the admitted nodes in the strategy's final order
     (Scored: by score; others: admission order) as a `TraversalResult` with `.stats` (see
@@ -595,6 +629,7 @@ async def atraverse(
         timeout=timeout,
         on_timeout=on_timeout,
         scope=scope,
+        speculation=speculation,
     )
     nodes = [node async for node in stream]
     return TraversalResult(strategy.finalize(nodes), stream.stats)
@@ -613,6 +648,7 @@ def traverse(
     timeout: float | None = None,
     on_timeout: str = "raise",
     scope: Scope | None = None,
+    speculation: int | str = "auto",
 ) -> TraversalResult:
     """Synchronous `atraverse` (`hoprag.sync.run_sync`: works inside and outside a running
     event loop)."""
@@ -629,5 +665,6 @@ def traverse(
         timeout=timeout,
         on_timeout=on_timeout,
         scope=scope,
+        speculation=speculation,
     )
     return run_sync(call)

@@ -202,7 +202,10 @@ async def test_a_traversal_hop_sends_all_its_edge_queries_in_one_round_trip(
     m = first.stats.hops[1].queries["adjacent"]
     assert m >= 4
     log.reset(targets=[1, m])
-    stream = hoprag.astream("text 3", store=remote_store, edges=edges, strategy=strategy)
+    # "strategy": no link ping (speculation="auto" sends one beside the start search).
+    stream = hoprag.astream(
+        "text 3", store=remote_store, edges=edges, strategy=strategy, speculation="strategy"
+    )
 
     async def run() -> list[Any]:
         return [node async for node in stream]
@@ -232,3 +235,20 @@ async def test_the_event_loop_is_free_while_queries_wait_on_the_link(
     got = await asyncio.wait_for(task, 60)
     assert len(got) == 16 and all(got)
     assert log.rounds == [16]
+
+
+async def test_the_store_measures_the_links_round_trip_for_speculation(
+    remote_store: CassandraStore, cassandra_session: Any, log: QueryLog
+) -> None:
+    """The link's round trip as `speculation="auto"` sees it: at least the proxy's two ways
+    through the proxy, well below that on the direct session (the fastest of its pings)."""
+    q = HashEmbedding(DIM)("ping")
+    remote = await (await remote_store.aprepare(q)).around_trip()
+    assert remote is not None and remote >= 2 * ONE_WAY_S
+    direct_store = CassandraStore(
+        HashEmbedding(DIM), keyspace=remote_store.keyspace, table="docs", session=cassandra_session
+    )
+    prepared = await direct_store.aprepare(q)
+    direct = [await prepared.around_trip() for _ in range(8)]
+    assert direct[-1] is not None and direct[-1] < 2 * ONE_WAY_S
+    assert direct[-1] == min(d for d in direct if d is not None)  # the fastest ping so far

@@ -361,12 +361,28 @@ def test_explain_prints_one_line_per_hop(graph: Graph) -> None:
     table, explain = r.stdout.split("\n\n")
     assert table.splitlines()[0].split() == ["id", "depth", "score", "path"]
     assert len(table.splitlines()) == 21
-    header, *hops = explain.strip().splitlines()
+    rounds, header, *hops = explain.strip().splitlines()
+    assert rounds.startswith(f"rounds: {len(hops)} sequential, {len(hops)} hops; speculation: auto")
     assert header.split()[:5] == ["hop", "edges", "search", "get", "adjacent"]
     stats = graph.query_json("article 3", *args)["stats"]["hops"]
     assert [int(h.split()[0]) for h in hops] == [h["depth"] for h in stats]
     assert hops[0].split()[2] == "1"  # the start hop's one vector search
     assert [int(h.split()[7]) for h in hops] == [h["kept"] for h in stats]
+
+
+def test_speculation_changes_the_queries_asked_never_the_nodes(graph: Graph) -> None:
+    args = ("--select-k", "12", "--max-depth", "3", "--strategy", "mmr", "--adjacent-k", "4")
+    off = graph.query_json("article 21", *args, "--speculation", "off")
+    assert off["stats"]["speculation"]["issued"] == 0
+    for mode in ("on", "wide", "5"):
+        got = graph.query_json("article 21", *args, "--speculation", mode)
+        assert got["nodes"] == off["nodes"], mode
+        spec = got["stats"]["speculation"]
+        assert 0 < spec["issued"] <= spec["budget"], (mode, spec)
+        assert spec["mode"] == ("on" if mode == "5" else mode)
+    r = graph.query("article 21", *args, "--speculation", "on", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "speculation: on, " in r.stdout
 
 
 def test_filter_keeps_only_matching_documents(graph: Graph) -> None:

@@ -257,6 +257,8 @@ def _one_error_line(r: subprocess.CompletedProcess[str]) -> str:
         (["--edges", "a:b", "--json", "--stream"], "--stream applies to the text output"),
         (["--edges", "a:b", "--json", "--explain"], "--explain applies to the text output"),
         (["--edges", "a:b", "--keyspace", "bad ks"], "keyspace 'bad ks' is not a plain name"),
+        (["--edges", "a:b", "--speculation", "fast"], "--speculation must be one of 'auto'"),
+        (["--edges", "a:b", "--speculation", "-3"], "or an int >= 0, got '-3'"),
     ],
 )
 def test_query_mistakes_are_exit_2_before_connecting(extra: list[str], message: str) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from hoprag import Document, MetadataEdge
 from hoprag.filters import Filter, FilterPlan
@@ -85,3 +86,76 @@ class RecordingQuery(PreparedQuery):
                 raise
             finally:
                 store.in_flight -= 1
+
+
+class RoundCountingStore(Store):
+    """Delegates to `inner` and counts sequential rounds: a round starts when a query is sent
+    while none is in flight. Each query passes two scheduling checkpoints before it is
+    answered (no sleeping), so queries sent together are in flight together. `queries[i]`
+    lists round i's queries as (kind, argument); `round_trip` is what `around_trip` reports
+    (the link the traversal believes it has)."""
+
+    def __init__(self, inner: Any, *, round_trip: float | None = None) -> None:
+        self.inner = inner
+        self.embedding = inner.embedding
+        self.round_trip = round_trip
+        self.queries: list[list[tuple[str, Any]]] = []
+        self.in_flight = 0
+
+    @property
+    def rounds(self) -> int:
+        return len(self.queries)
+
+    def reset(self) -> None:
+        assert self.in_flight == 0
+        self.queries = []
+
+    async def aprepare(
+        self, embedding: Sequence[float] | None, filter: Filter | None = None, **kw: Any
+    ) -> RoundCountingQuery:
+        return RoundCountingQuery(self, await self.inner.aprepare(embedding, filter, **kw))
+
+    async def aadd(self, documents: Iterable[Document]) -> None:
+        await self.inner.aadd(documents)
+
+
+class RoundCountingQuery(PreparedQuery):
+    """The prepared query of a `RoundCountingStore`."""
+
+    def __init__(self, store: RoundCountingStore, inner: PreparedQuery) -> None:
+        self.store = store
+        self.inner = inner
+        self.embedding = inner.embedding
+        self.filter = inner.filter
+        self.include_embeddings = inner.include_embeddings
+        self.limiter = inner.limiter
+
+    async def around_trip(self) -> float | None:
+        return self.store.round_trip
+
+    async def _in_round(self, kind: str, arg: Any, call: Any) -> Any:
+        store = self.store
+        if store.in_flight == 0:
+            store.queries.append([])
+        store.in_flight += 1
+        store.queries[-1].append((kind, arg))
+        try:
+            await anyio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
+            return await call()
+        finally:
+            store.in_flight -= 1
+
+    async def asearch(self, *, k: int) -> list[Hit]:
+        return await self._in_round("search", k, lambda: self.inner.asearch(k=k))  # type: ignore[no-any-return]
+
+    async def aget(self, ids: Sequence[str]) -> list[Hit]:
+        return await self._in_round("get", tuple(ids), lambda: self.inner.aget(ids))  # type: ignore[no-any-return]
+
+    async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
+        call = lambda: self.inner.aadjacent(edge, k=k)  # noqa: E731
+        return await self._in_round("adjacent", (edge,), call)  # type: ignore[no-any-return]
+
+    async def aadjacent_many(self, edges: Sequence[MetadataEdge], *, k: int) -> list[list[Hit]]:
+        call = lambda: self.inner.aadjacent_many(edges, k=k)  # noqa: E731
+        return await self._in_round("adjacent", tuple(edges), call)  # type: ignore[no-any-return]

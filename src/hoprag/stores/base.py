@@ -74,6 +74,11 @@ class PreparedQuery(Protocol):
         query per read with the store deciding every condition."""
         return FilterPlan(1, tuple(dict.fromkeys(map(condition_label, self.filter.conditions))))
 
+    async def around_trip(self) -> float | None:
+        """The store's network round trip in seconds, when it has one (a remote store), for a
+        traversal's `speculation="auto"`; this default says it is not known (a fast link)."""
+        return None
+
     async def asearch(self, *, k: int) -> list[Hit]:
         """The `k` documents most similar to the query that pass the filter, best first."""
         ...

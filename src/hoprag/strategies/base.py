@@ -104,6 +104,9 @@ class RunState(ABC):
         self.strategy = strategy
         self.query_embedding = query_embedding
         self.tracker = Tracker(strategy.select_k, strategy.max_depth, strategy.max_traverse)
+        self.look_ahead_factor = 1
+        """Set by the coordinator: how much wider than its default a strategy's `likely_next`
+        may guess (2 when the run reads ahead over a slow link, see `hoprag.speculation`)."""
 
     @abstractmethod
     def iterate(self, nodes: Sequence[Node]) -> None:
@@ -122,7 +125,8 @@ class RunState(ABC):
         """After `iterate`: nodes this run will probably traverse after the current hop (a
         guess). The coordinator fetches the targets of their edges together with the hop's own
         queries and uses them only if those edges really are followed later, so a guess never
-        changes the results; a right one saves a round trip. Default: none."""
+        changes the results; a right one saves a round trip. A guess may be
+        `look_ahead_factor` times wider than the strategy's default. Default: none."""
         return ()
 
     @property

@@ -97,7 +97,7 @@ class _MmrRun(RunState):
         """The `prefetch` traversable candidates with the best MMR scores right now: while
         the chosen node's neighbours are fetched, the next pick is most often one of them."""
         tracker = self.tracker
-        width = self.strategy.prefetch
+        width = self.strategy.prefetch * self.look_ahead_factor
         if width <= 0 or tracker.remaining <= 1 or not self._alive.any():
             return ()
         lam = self.strategy.lambda_mult
@@ -136,8 +136,9 @@ class Mmr(Strategy):
 
     `prefetch` (hoprag's own, default 2; 0 turns it off): while a node's neighbours are
     fetched, the neighbours of the `prefetch` candidates most likely to be picked next are
-    fetched with them, so a right guess saves the next round trip. Results are identical
-    whatever its value; only the queries issued (and the latency) change."""
+    fetched with them, so a right guess saves the next round trip; when the traversal reads
+    ahead over a slow link (`speculation=`), twice as many. Results are identical whatever
+    its value; only the queries issued (and the latency) change."""
 
     needs_embeddings: ClassVar[bool] = True
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -66,6 +67,16 @@ class Request:
         self._max_rows = max_rows
         self._pages = _Pages(loop)
         rf.add_callbacks(self._pages.on_rows, self._pages.on_error)
+
+    def answer_times(self) -> list[float]:
+        """A list that receives the `time.perf_counter()` of the answer's arrival, taken on
+        the driver's IO thread (so a busy event loop does not count)."""
+        times: list[float] = []
+        self._rf.add_callbacks(
+            lambda _: times.append(time.perf_counter()),
+            lambda _: times.append(time.perf_counter()),
+        )
+        return times
 
     async def rows(self) -> list[Any]:
         """All the rows (every page, or the first `max_rows`). Cancelling the wait abandons

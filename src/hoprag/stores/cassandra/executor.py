@@ -102,6 +102,12 @@ def is_timeout(exc: BaseException | None) -> bool:
     return isinstance(exc, WriteTimeout | OperationTimedOut)
 
 
+PING = "SELECT key FROM system.local"
+"""The read `Executor.round_trip` times."""
+PINGS = 16
+ROUND_TRIP_MAX_AGE = 600.0
+
+
 class Executor:
     """Runs one store's statements (see the module docstring). `open` and `start` attach it to
     a session at set-up; until then only `limiter` is usable."""
@@ -119,6 +125,8 @@ class Executor:
         self._timeout = config.request_timeout
         self._consistency = config.write_consistency
         self._fast = config.fast_vectors
+        self._pings: deque[tuple[float, float]] = deque(maxlen=PINGS)
+        """(seconds, when) of the last pings (`round_trip`)."""
 
     # -- set-up (blocking) -------------------------------------------------------------------
 
@@ -206,6 +214,31 @@ class Executor:
         priority = self._run_start.setdefault(limiter, time.monotonic())
         burst = _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter, priority)
         return await burst.run()
+
+    async def round_trip(self) -> float | None:
+        """The link's round trip in seconds: the fastest of the last `PINGS` reads of
+        `system.local` (a key read the node answers from memory) sent in the last
+        `ROUND_TRIP_MAX_AGE` seconds, this call's own included. Each is timed on the driver's
+        IO thread; the fastest of several leaves out a busy machine's delays, which a remote
+        link's round trip never goes below. None when no ping succeeded. Not recorded as a
+        statement of the run."""
+        assert self.prepared is not None
+        try:
+            stmt = await self.prepared.get(PING)
+            t0 = time.perf_counter()
+            async with self.limiter:
+                request = self.send(stmt, ())
+                times = request.answer_times() if isinstance(request, bridge.Request) else []
+                await request.rows()
+            if times:
+                self._pings.append((times[0] - t0, time.monotonic()))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            pass  # unknown this time: the earlier pings decide
+        now = time.monotonic()
+        recent = [took for took, at in self._pings if now - at < ROUND_TRIP_MAX_AGE]
+        return min(recent) if recent else None
 
     async def execute(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
         """One statement, holding a slot of the shared bound while in flight."""

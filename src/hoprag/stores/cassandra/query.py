@@ -117,6 +117,11 @@ class CassandraQuery(PreparedQuery):
         self._head: list[Any] = [] if include_embeddings or embedding is None else [embedding]
         self._texts: dict[tuple[str, ...], str] = {}
 
+    async def around_trip(self) -> float | None:
+        """The store's link round trip in seconds (`Executor.round_trip`: measured at most
+        every few minutes per store)."""
+        return await self._executor.round_trip()
+
     @property
     def filter_plan(self) -> FilterPlan:
         """One query per pushed-down branch; conditions the table's indexes answer (tokens for
