@@ -196,6 +196,24 @@ def table(results: list[dict[str, Any]], modes: list[str], link: float) -> list[
     return rows
 
 
+def compare(info: dict[str, Any], other: dict[str, Any], name: str) -> bool:
+    """Print, per case and mode, for how many queries this run returned what every mode of
+    `other` (another run's --json, e.g. of the code before) returned; True if all did."""
+    theirs = {c["case"]: c for c in other["cases"]}
+    ok = True
+    for case in info["cases"]:
+        ref = theirs.get(case["case"])
+        if ref is None:
+            continue
+        ref_results = [f["results"] for f in ref["modes"].values() if "results" in f]
+        for mode, f in case["modes"].items():
+            mine = json.loads(json.dumps(f["results"]))  # as the other run's JSON holds it
+            same = sum(all(r.get(q) == res for r in ref_results) for q, res in mine.items())
+            ok = ok and same == len(mine)
+            print(f"  {case['case']} {mode}: {same}/{len(mine)} queries as in {name}")
+    return ok
+
+
 def markdown(rows: list[list[str]]) -> str:
     """The rows as a Markdown table."""
     head, *body = rows
@@ -209,6 +227,10 @@ async def amain(args: argparse.Namespace) -> tuple[dict[str, Any], list[list[str
     from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
     from hoprag.stores.cassandra.session import connect, parse_contact_points
 
+    if args.nagle:  # the direct session too (hoprag's sessions set TCP_NODELAY since #20)
+        import hoprag.stores.cassandra.session as session_module
+
+        session_module.SOCKOPTS = None  # type: ignore[assignment]
     session = await anyio.to_thread.run_sync(connect, args.contact_points)
     for stmt in keyspace_statements(bench.KEYSPACE, replication_map()):
         session.execute(stmt, timeout=120)
@@ -296,10 +318,15 @@ def main() -> int:
     ap.add_argument(
         "--nagle",
         action="store_true",
-        help="the remote session without TCP_NODELAY (the driver's default, which hoprag's "
+        help="sessions without TCP_NODELAY (the driver's default, which hoprag's "
         "sessions had before): for a run of the code from before",
     )
     ap.add_argument("--json", help="write the figures as JSON here")
+    ap.add_argument(
+        "--compare-with",
+        metavar="JSON",
+        help="another run's --json: say whether each query returned the same results there",
+    )
     ap.add_argument("--markdown", help="write the table as Markdown here")
     args = ap.parse_args()
     if not 0 <= args.latency_ms <= 1000:
@@ -320,6 +347,10 @@ def main() -> int:
     info, rows = asyncio.run(amain(args))
     ok = all(f["all_same"] for r in info["cases"] for f in r["modes"].values())
     print("\nsame results in every traversal of every mode" if ok else "\nDIFFERENT RESULTS")
+    if args.compare_with:
+        ok = (
+            compare(info, json.loads(Path(args.compare_with).read_text()), args.compare_with) and ok
+        )
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(info, indent=2, default=str))

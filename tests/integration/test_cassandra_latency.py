@@ -248,7 +248,5 @@ async def test_the_store_measures_the_links_round_trip_for_speculation(
     direct_store = CassandraStore(
         HashEmbedding(DIM), keyspace=remote_store.keyspace, table="docs", session=cassandra_session
     )
-    prepared = await direct_store.aprepare(q)
-    direct = [await prepared.around_trip() for _ in range(8)]
-    assert direct[-1] is not None and direct[-1] < 2 * ONE_WAY_S
-    assert direct[-1] == min(d for d in direct if d is not None)  # the fastest ping so far
+    direct = await (await direct_store.aprepare(q)).around_trip()
+    assert direct is not None and direct < 2 * ONE_WAY_S

@@ -26,7 +26,7 @@ from hoprag.resolve import Candidate
 from hoprag.scopes import Scope, ScopeTooLargeError
 from hoprag.search import asearch
 from hoprag.stores.base import Hit, PreparedQuery, Store
-from hoprag.strategies import Eager
+from hoprag.strategies import Eager, Mmr
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
     RESOLVE_FIELDS,
@@ -347,6 +347,32 @@ class StoreCompliance:
         assert {n.id for n in result} == {"root", "is_true", "is_one"}
         via = {n.id: n.path.edges[-1] for n in result if n.id != "root"}
         assert via == {"is_true": MetadataEdge("v", True), "is_one": MetadataEdge("v", 1)}
+
+    @pytest.mark.parametrize("mode", ["strategy", "wide", "on", 2])
+    async def test_speculation_changes_no_result_of_a_traversal(
+        self, store: Store, mode: Any
+    ) -> None:
+        # Reads asked ahead share a burst with other reads: each must be answered as alone.
+        kw: dict[str, Any] = {
+            "query_embedding": _query(),
+            "store": store,
+            "edges": [("keywords", "keywords"), ("cites", "$id"), ("$id", "cites")],
+        }
+        for strategy in (
+            Eager(select_k=12, start_k=2, adjacent_k=2, max_depth=3),
+            Mmr(select_k=6, start_k=2, adjacent_k=3, max_depth=2),
+        ):
+            off = await atraverse(None, strategy=strategy, speculation="off", **kw)
+            got = await atraverse(None, strategy=strategy, speculation=mode, **kw)
+            assert [(n.id, n.depth, n.path, n.similarity_score) for n in got] == [
+                (n.id, n.depth, n.path, n.similarity_score) for n in off
+            ]
+            assert got.stats.rounds <= off.stats.rounds
+            assert got.stats.speculation.issued <= got.stats.speculation.budget
+
+    async def test_round_trip_is_unknown_or_a_duration(self, store: Store) -> None:
+        rtt = await (await store.aprepare(_query())).around_trip()
+        assert rtt is None or (isinstance(rtt, float) and 0 <= rtt < 60)
 
     async def test_adjacent_many_answers_each_edge_in_order(
         self, store: Store, docs: list[Document]
