@@ -1,15 +1,18 @@
 """Speculative edge reads: the look-ahead that lets a traversal over a slow link wait for fewer
 sequential rounds without changing what it returns.
 
-A traversal's latency over a link of round trip `t` is about its sequential rounds times `t`.
-Rounds beyond the floor (depth + 1) come from documents that a hop fetched but cut (beyond
-`adjacent_k`) and a later hop reaches again: they keep the smaller depth of the edge that first
-led to them, so they are expanded in yet another round. Their metadata is already in hand, so
-their edges are known. `Speculation` picks such edges (and those of the nodes a strategy
-expects to traverse next, `RunState.likely_next`) and the coordinator asks them in the same
-burst as the next hop's own queries, never on a round trip of their own. A speculative result
-is kept until that edge is really followed, and is exactly what the query would return then,
-so the admitted nodes, their order, depth and path never depend on the guesses.
+A traversal's latency over a link of round trip `t` is about its sequential rounds times `t`,
+on top of the work itself. Rounds beyond the floor (depth + 1) come from strategies that
+expand one node at a time (Mmr), and from documents reached by a later hop at the smaller
+depth of an edge followed earlier, which are then expanded in yet another round (Eager).
+`Speculation` picks edges likely to be followed soon: those of the nodes the strategy expects
+to traverse next (`RunState.likely_next`), and, with look-ahead, those of documents a hop
+fetched but cut (their metadata is in hand, so their edges are known). The coordinator asks
+them in the same burst as the next hop's own queries, never on a round trip of their own. A
+speculative result is kept until that edge is really followed, and is exactly what the query
+would return then, so the admitted nodes, their order, depth and path never depend on the
+guesses. How much this saves, and why most of Eager's extra rounds remain (their documents
+are first seen in the round just before), is measured in docs/benchmarks.md.
 
 Every speculative query counts against a budget per traversal (`speculation=`); the counts
 used and wasted are in `TraversalStats.speculation`."""
@@ -33,10 +36,10 @@ DEFAULT_BUDGET = 256
 """Speculative queries one traversal may send at most, unless `speculation=` says otherwise."""
 
 SLOW_LINK_SECONDS = 0.004
-"""`speculation="auto"` looks ahead at cut documents when the store's measured round trip is
-at least this (4 ms): below it a round costs little more than the queries' own work, and extra
-queries would only load the node. (A local node's fastest ping on a busy 2-core machine was
-about 1 ms; a link of 5 ms round trips measures at least 5.)"""
+"""`speculation="auto"` reads further ahead (`SLOW_LINK_MODE`) when the store's measured round
+trip is at least this (4 ms): below it a round costs little more than the queries' own work,
+and extra queries would only load the node. (A local node's fastest ping on a busy 2-core
+machine was about 1 ms; a link of 5 ms round trips measures at least 5.)"""
 
 MODES = ("auto", "on", "wide", "strategy", "off")
 
@@ -54,7 +57,9 @@ class Plan:
 
 
 SLOW_LINK_MODE = "wide"
-"""What `speculation="auto"` does over a slow link."""
+"""What `speculation="auto"` does over a slow link: wider strategy guesses saved Mmr rounds at
+little cost, while reading ahead cut documents ("on") cost this 2-core node more CPU than the
+rounds it saved (docs/benchmarks.md, "Round trips over slow links")."""
 
 
 def plan_for(speculation: Any, round_trip: float | None) -> Plan:
