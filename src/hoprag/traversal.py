@@ -546,11 +546,12 @@ def astream(
     `speculation` asks edges ahead, in the same bursts as each hop's own queries, so that
     fewer sequential rounds are waited for over a slow link (`hoprag.speculation`); it never
     changes the admitted nodes, their order, depth or path. "strategy" asks the edges of the
-    nodes the strategy expects to traverse next (Mmr's `prefetch`); "on" also those of
-    documents a hop fetched but cut, with strategy guesses twice as wide; "auto" (default) is
-    "on" when the store's measured round trip is at least 4 ms and "strategy" otherwise;
-    "off" (or 0) sends no speculative query; an int is "on" with that budget of speculative
-    queries. `stats.speculation` counts them; `stats.rounds` the rounds waited for."""
+    nodes the strategy expects to traverse next (Mmr's `prefetch`); "wide" twice as many of
+    those; "on" also those of documents a hop fetched but cut; "auto" (default) is "wide"
+    when the store's measured round trip (`PreparedQuery.around_trip`, asked beside the
+    start search) is at least 4 ms and "strategy" otherwise; "off" (or 0) sends no
+    speculative query; an int is "on" with that budget of speculative queries (otherwise
+    256). `stats.speculation` counts them; `stats.rounds` the rounds waited for."""
     speculation = check_speculation(speculation)
     root_ids = _check_args(query, strategy, initial_root_ids, query_embedding, max_concurrency)
     if scope is not None and not isinstance(scope, Scope):

@@ -225,4 +225,7 @@ async def test_speculation_never_changes_what_a_traversal_returns(
     assert store.rounds == on.stats.rounds <= off.stats.rounds == off_rounds
     spec = on.stats.speculation
     assert spec.issued <= spec.budget and spec.used + spec.wasted == spec.issued
+    # The run's totals are the sums of the per-hop notes that explain() prints.
+    assert spec.issued == sum(h.notes.get("speculative_edges", 0) for h in on.stats.hops)
+    assert spec.used == sum(h.notes.get("prefetched_edges", 0) for h in on.stats.hops)
     assert on.stats.total_queries <= off.stats.total_queries + spec.issued

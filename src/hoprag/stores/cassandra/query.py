@@ -118,8 +118,8 @@ class CassandraQuery(PreparedQuery):
         self._texts: dict[tuple[str, ...], str] = {}
 
     async def around_trip(self) -> float | None:
-        """The store's link round trip in seconds (`Executor.round_trip`: measured at most
-        every few minutes per store)."""
+        """The store's link round trip in seconds (`Executor.round_trip`: the fastest recent
+        ping, one sent at most once a second per store)."""
         return await self._executor.round_trip()
 
     @property
