@@ -344,13 +344,21 @@ def main() -> int:
     for m in args.modes:
         if m not in ("default", "auto", "on", "wide", "strategy", "off") and not m.isdigit():
             ap.error(f"--modes: {m!r} is not default, auto, on, wide, strategy, off or a budget")
+    other = None
+    if args.compare_with:  # checked before measuring, not after
+        try:
+            other = json.loads(Path(args.compare_with).read_text())
+            assert all("results" in f for c in other["cases"] for f in c["modes"].values())
+        except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+            ap.error(
+                f"--compare-with {args.compare_with}: not the --json of a bench_rounds run "
+                f"with per-query results ({type(exc).__name__}: {exc})"
+            )
     info, rows = asyncio.run(amain(args))
     ok = all(f["all_same"] for r in info["cases"] for f in r["modes"].values())
     print("\nsame results in every traversal of every mode" if ok else "\nDIFFERENT RESULTS")
-    if args.compare_with:
-        ok = (
-            compare(info, json.loads(Path(args.compare_with).read_text()), args.compare_with) and ok
-        )
+    if other is not None:
+        ok = compare(info, other, args.compare_with) and ok
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(info, indent=2, default=str))
