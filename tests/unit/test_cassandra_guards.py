@@ -147,3 +147,23 @@ def test_translate_failures_timeouts_and_unavailability() -> None:
     assert not isinstance(translate(read, "x"), StoreUnavailableError)
     same = InvalidInputError("already ours")
     assert translate(same, "x") is same
+
+
+def test_no_host_available_from_unavailable_answers_says_replicas_not_unreachable() -> None:
+    """The driver raises NoHostAvailable when every node it tried answered Unavailable (seen in
+    CI: a load at ALL with one of three nodes down); the nodes were reached, so the message is
+    Unavailable's. A NoHostAvailable with a connection error among them still says unreachable."""
+    answered = Unavailable(
+        'Error from server: code=1000 [Unavailable exception] message="Cannot achieve '
+        'consistency level ALL"',
+        required_replicas=3,
+        alive_replicas=2,
+    )
+    both = {"127.0.0.4:9042": answered, "127.0.0.5:9042": answered}
+    err = translate(NoHostAvailable("Unable to complete the operation", both), "load on ks.t")
+    assert type(err) is StoreUnavailableError
+    assert "load on ks.t: not enough live replicas for the requested consistency" in str(err)
+    assert "Cannot achieve consistency level ALL" in str(err)
+    mixed = {"127.0.0.4:9042": answered, "127.0.0.6:9042": OSError("refused")}
+    err = translate(NoHostAvailable("Unable to connect", mixed), "load on ks.t")
+    assert "no Cassandra node could be reached" in str(err)
