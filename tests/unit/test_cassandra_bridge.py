@@ -7,6 +7,7 @@ import asyncio
 import json
 import pickle
 import threading
+import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -124,6 +125,32 @@ async def test_each_page_is_awaited_on_a_free_loop_and_answered_from_the_io_thre
     assert events == ["asked 0", "answered 0", "asked 1", "answered 1", "asked 2", "answered 2"]
     assert rf.fetches == 2 and rf.threads == {"fake-io"}
     assert session.issued[0][2] == {"timeout": 3.0}
+
+
+async def test_the_answers_arrival_time_is_known_as_soon_as_its_rows_are() -> None:
+    """`answered_at` is taken on the IO thread before the page is handed to the loop, so it is
+    set when `rows()` returns, however late the IO thread runs after the hand-over (the round
+    trip of a ping was once read as unknown on a loaded machine)."""
+    session = FakeSession(lambda: FakeResponseFuture([[1]], auto=False))
+    request = bridge.submit(session, "ping", ())
+    assert request.answered_at is None
+    rf = session.last
+    assert rf is not None
+    stall = threading.Event()
+
+    def answer_then_stall() -> None:
+        for ok, _ in list(rf.callbacks):
+            ok(rf.pages[0])
+        stall.wait(10)  # the IO thread does nothing more until the test has its answer
+
+    before = time.perf_counter()
+    t = threading.Thread(target=answer_then_stall, name="fake-io", daemon=True)
+    t.start()
+    assert await asyncio.wait_for(request.rows(), 10) == [1]
+    answered = request.answered_at
+    stall.set()
+    t.join()
+    assert answered is not None and before <= answered <= time.perf_counter()
 
 
 async def test_max_rows_stops_paging() -> None:

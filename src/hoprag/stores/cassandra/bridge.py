@@ -32,18 +32,22 @@ import anyio.to_thread
 class _Pages:
     """Delivers the pages of one `ResponseFuture` to the event loop, one asyncio future per page."""
 
-    __slots__ = ("current", "loop")
+    __slots__ = ("answered_at", "current", "loop")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.current: asyncio.Future[Any] = loop.create_future()
+        self.answered_at: float | None = None
 
     # The two callbacks run on the driver's IO thread (or inline in the caller's thread when the
-    # answer is already there). They must not block; they only schedule work on the loop.
+    # answer is already there). They must not block; they only schedule work on the loop. The
+    # arrival time is taken before the hop to the loop, so whoever awaits the page sees it.
     def on_rows(self, rows: Any) -> None:
+        self.answered_at = time.perf_counter()
         self.loop.call_soon_threadsafe(self._deliver, rows, None)
 
     def on_error(self, exc: BaseException) -> None:
+        self.answered_at = time.perf_counter()
         self.loop.call_soon_threadsafe(self._deliver, None, exc)
 
     def _deliver(self, rows: Any, exc: BaseException | None) -> None:
@@ -68,15 +72,12 @@ class Request:
         self._pages = _Pages(loop)
         rf.add_callbacks(self._pages.on_rows, self._pages.on_error)
 
-    def answer_times(self) -> list[float]:
-        """A list that receives the `time.perf_counter()` of the answer's arrival, taken on
-        the driver's IO thread (so a busy event loop does not count)."""
-        times: list[float] = []
-        self._rf.add_callbacks(
-            lambda _: times.append(time.perf_counter()),
-            lambda _: times.append(time.perf_counter()),
-        )
-        return times
+    @property
+    def answered_at(self) -> float | None:
+        """The `time.perf_counter()` at which the latest page (or error) arrived, taken on the
+        driver's IO thread before the answer is handed to the loop (so a busy event loop does
+        not count, and it is set once `rows()` has returned). None before any answer."""
+        return self._pages.answered_at
 
     async def rows(self) -> list[Any]:
         """All the rows (every page, or the first `max_rows`). Cancelling the wait abandons

@@ -234,10 +234,10 @@ class Executor:
             t0 = time.perf_counter()
             async with self.limiter:
                 request = self.send(stmt, ())
-                times = request.answer_times() if isinstance(request, bridge.Request) else []
                 await request.rows()
-            if times:
-                self._pings.append((times[0] - t0, time.monotonic()))
+            answered = request.answered_at if isinstance(request, bridge.Request) else None
+            if answered is not None:
+                self._pings.append((answered - t0, time.monotonic()))
         except asyncio.CancelledError:
             raise
         except Exception:
