@@ -64,12 +64,10 @@ def writable(session: Any, layout: Layout, fields: Mapping[str, DeclaredField]) 
 
 
 def add_statements(layout: Layout, fields: list[DeclaredField]) -> list[str]:
-    """The DDL that adds the fields' columns (and the values catalogue for entity fields)."""
-    out = [
-        f"ALTER TABLE {layout.fq} ADD IF NOT EXISTS {d.column} {_CQL_TYPE[d.kind]}"
-        for d in fields
-        if d.column is not None
-    ]
+    """The DDL that adds the fields' columns, all in one ALTER TABLE (each schema change costs
+    a round of schema agreement), and the values catalogue for entity fields."""
+    columns = [f"{d.column} {_CQL_TYPE[d.kind]}" for d in fields if d.column is not None]
+    out = [f"ALTER TABLE {layout.fq} ADD IF NOT EXISTS ({', '.join(columns)})"] if columns else []
     if any(d.kind == "entity" for d in fields):
         out += ValuesCatalogue(layout.keyspace, layout.table).create_statements()
     return out
