@@ -152,7 +152,8 @@ def test_translate_failures_timeouts_and_unavailability() -> None:
 def test_no_host_available_from_unavailable_answers_says_replicas_not_unreachable() -> None:
     """The driver raises NoHostAvailable when every node it tried answered Unavailable (seen in
     CI: a load at ALL with one of three nodes down); the nodes were reached, so the message is
-    Unavailable's. A NoHostAvailable with a connection error among them still says unreachable."""
+    Unavailable's, also when the stopped node of the plan refused the connection (seen in a
+    later run of the same test). Only connection errors say unreachable."""
     answered = Unavailable(
         'Error from server: code=1000 [Unavailable exception] message="Cannot achieve '
         'consistency level ALL"',
@@ -165,5 +166,9 @@ def test_no_host_available_from_unavailable_answers_says_replicas_not_unreachabl
     assert "load on ks.t: not enough live replicas for the requested consistency" in str(err)
     assert "Cannot achieve consistency level ALL" in str(err)
     mixed = {"127.0.0.4:9042": answered, "127.0.0.6:9042": OSError("refused")}
-    err = translate(NoHostAvailable("Unable to connect", mixed), "load on ks.t")
+    err = translate(NoHostAvailable("Unable to complete the operation", mixed), "load on ks.t")
+    assert "not enough live replicas for the requested consistency" in str(err)
+    refused = {"127.0.0.4:9042": OSError("refused"), "127.0.0.6:9042": OSError("refused")}
+    err = translate(NoHostAvailable("Unable to connect", refused), "load on ks.t")
+    assert type(err) is StoreUnavailableError
     assert "no Cassandra node could be reached" in str(err)

@@ -16,7 +16,7 @@ Mapping (Cassandra 5.0.8 behaviour verified on a live node):
   error code UNKNOWN, not as an InvalidRequest; the message says so. (hoprag's own guards reject
   such vectors before they are sent, so this is only hit by data written by others.)
 * `NoHostAvailable`, `Unavailable`, `ConnectionException`, connection shutdowns
-  -> `StoreUnavailableError` (a `NoHostAvailable` whose every node answered `Unavailable` says
+  -> `StoreUnavailableError` (a `NoHostAvailable` in which a node answered `Unavailable` says
   what `Unavailable` says);
 * `ReadTimeout`, `WriteTimeout` (server side), `OperationTimedOut` (client side) -> `StoreError`
   mentioning the timeout;
@@ -92,11 +92,13 @@ def translate(exc: BaseException, operation: str) -> HopragError:
             f"{operation}: not enough live replicas for the requested consistency ({msg})"
         )
     if isinstance(exc, NoHostAvailable):
-        # The driver also raises it when every node it tried answered Unavailable (its retry
-        # policy moved on to the next node): the nodes were reached, the replicas were not.
+        # The driver also raises it when the nodes it tried answered Unavailable (its retry
+        # policy moved on to the next node), the stopped node of the plan refusing the
+        # connection: some node was reached, the replicas were not.
         inner = list((getattr(exc, "errors", None) or {}).values())
-        if inner and all(isinstance(e, Unavailable) for e in inner):
-            return translate(inner[0], operation)
+        answered = [e for e in inner if isinstance(e, Unavailable)]
+        if answered:
+            return translate(answered[0], operation)
         return StoreUnavailableError(f"{operation}: no Cassandra node could be reached ({exc})")
     if isinstance(exc, ConnectionShutdown | ConnectionException):
         return StoreUnavailableError(f"{operation}: the connection to Cassandra failed ({exc})")
