@@ -25,6 +25,7 @@ from cassandra_backend import CASSANDRA_IMAGE, choose_backend, docker_answers
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "scripts" / "cassandra"
+SCRATCH_STATE = REPO / ".cassandra" / "test"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -73,13 +74,17 @@ def _container_contact_points() -> Iterator[str]:
 
 
 def _launcher_contact_points() -> Iterator[str]:
-    """A local JVM node from `scripts/cassandra up` (told not to look for Docker again)."""
+    """A local scratch JVM node from `scripts/cassandra up --scratch`, as `scripts/test` starts
+    it (its own state in .cassandra/test; told not to look for Docker again)."""
+    env = {**os.environ, "HOPRAG_NO_DOCKER": "1", "HOPRAG_CASSANDRA_HOME": str(SCRATCH_STATE)}
+    os.environ["HOPRAG_TEST_SCRATCH_NODE"] = "1"
+    os.environ["HOPRAG_CASSANDRA_HOME"] = str(SCRATCH_STATE)  # for the tests that ask the launcher
     r = subprocess.run(
-        [sys.executable, str(LAUNCHER), "up"],
+        [sys.executable, str(LAUNCHER), "up", "--scratch"],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "HOPRAG_NO_DOCKER": "1"},
+        env=env,
         check=False,
     )
     if r.returncode != 0:
@@ -96,7 +101,7 @@ def _launcher_contact_points() -> Iterator[str]:
                 [sys.executable, str(LAUNCHER), "down"],
                 capture_output=True,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "HOPRAG_NO_DOCKER": "1"},
+                env=env,
                 check=False,
             )
 
@@ -104,7 +109,10 @@ def _launcher_contact_points() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def cassandra_session(cassandra_contact_points: str) -> Iterator[Any]:
     """A driver session (protocol v5, token-aware) shared by the whole run. Keyspaces made
-    with `new_keyspace` are dropped when the run ends, not test by test (see below)."""
+    with `new_keyspace` are dropped when the run ends, not test by test (see below), unless
+    the node is a scratch node that this run (or `scripts/test`) started and that goes with
+    all its data when the run ends (HOPRAG_TEST_SCRATCH_NODE=1): dropping the few hundred
+    keyspaces of a run one by one took over three minutes."""
     from hoprag.errors import StoreUnavailableError
     from hoprag.stores.cassandra.session import connect
 
@@ -121,9 +129,14 @@ def cassandra_session(cassandra_contact_points: str) -> Iterator[Any]:
         # spinning and every later DDL timing out (docs/cassandra.md). So the run's keyspaces
         # are dropped only here, after a pause for such reads to end; a failure to drop them
         # must not fail the run.
-        if session.hoprag_test_keyspaces:
+        names = (
+            []
+            if os.environ.get("HOPRAG_TEST_SCRATCH_NODE") == "1"
+            else list(session.hoprag_test_keyspaces)
+        )
+        if names:
             time.sleep(1.0)
-        for name in session.hoprag_test_keyspaces:
+        for name in names:
             try:
                 session.execute(f"DROP KEYSPACE IF EXISTS {name}", timeout=60)
             except Exception:
@@ -135,3 +148,19 @@ def cassandra_session(cassandra_contact_points: str) -> Iterator[Any]:
 def keyspace(cassandra_session: Any) -> str:
     """A fresh keyspace (RF 1) for one test, dropped when the run ends."""
     return new_keyspace(cassandra_session)
+
+
+@pytest.fixture(scope="session")
+def films_keyspace(cassandra_contact_points: str, cassandra_session: Any) -> str:
+    """A keyspace holding table `films`: all 17,472 films of movies.db with their declared
+    fields, loaded once per run by `hoprag load films --embedding hash:32` as a user runs it.
+    The films modules (tools, MCP, scopes) only read it; loading it once instead of once per
+    module saves about two minutes."""
+    keyspace = new_keyspace(cassandra_session)
+    load = subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", "load", "films", "--embedding", "hash:32",
+         "--keyspace", keyspace, "--contact-points", cassandra_contact_points],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=900,
+    )  # fmt: skip
+    assert load.returncode == 0, load.stderr[-3000:]
+    return keyspace

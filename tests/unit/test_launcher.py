@@ -265,3 +265,32 @@ def test_superuser_setup_retries_are_paced_in_a_cluster(launcher: ModuleType) ->
     peers were still down; only a single node (nothing to wait for) gets 0."""
     assert launcher.superuser_setup_delay_ms(1) == 0
     assert launcher.superuser_setup_delay_ms(3) >= 1000
+
+
+def test_a_scratch_node_is_wiped_and_skips_schema_flushes_and_a_plain_one_keeps_both(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "STATE", tmp_path)
+    launched: list[list[str]] = []
+
+    class FakePopen:
+        pid = 4242
+
+        def __init__(self, cmd: list[str], **_: object) -> None:
+            launched.append(cmd)
+
+    monkeypatch.setattr(launcher.subprocess, "Popen", FakePopen)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    d = launcher.write_node_config(1, 1, fresh=False)
+    (d / "data" / "old").write_text("a table of an earlier run")
+    launcher.start_node("java", lib, 1, "1G")
+    d = launcher.write_node_config(1, 1, fresh=False, scratch=True)
+    assert not (d / "data" / "old").exists()
+    launcher.start_node("java", lib, 1, "1G")
+    flag = "-Dcassandra.test.flush_local_schema_changes=false"
+    assert [flag in cmd for cmd in launched] == [False, True]
+    # A plain start after a scratch one is plain again.
+    launcher.write_node_config(1, 1, fresh=False)
+    launcher.start_node("java", lib, 1, "1G")
+    assert flag not in launched[-1]
