@@ -36,13 +36,15 @@ def alive(pid: int) -> bool:
     return stat.split(") ", 1)[1][0] != "Z"
 
 
-def cluster_env(state: Path) -> dict[str, str]:
+def cluster_env(state: Path, first_ip: int = 4) -> dict[str, str]:
     """The environment for a 3-node test cluster of its own: state under `state`, nodes on
-    127.0.0.4-6 (beside the suite's own node), the local JVM even where Docker answers."""
+    127.0.0.`first_ip` and the next two (beside the suite's own node; each module that starts
+    a cluster has addresses of its own, so that two test workers can run them at once), the
+    local JVM even where Docker answers."""
     env = {k: v for k, v in os.environ.items() if k != "HOPRAG_CASSANDRA"}
     env |= {
         "HOPRAG_CASSANDRA_HOME": str(state),
-        "HOPRAG_CASSANDRA_FIRST_IP": "4",
+        "HOPRAG_CASSANDRA_FIRST_IP": str(first_ip),
         "HOPRAG_NO_DOCKER": "1",
     }
     return env

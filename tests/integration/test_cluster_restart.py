@@ -3,7 +3,7 @@ killed with SIGKILL comes back with `scripts/cassandra restart --node 3`, rejoin
 at ALL for the documents written at QUORUM while it was down; the seed node killed comes back
 with `up --nodes 3`, which starts only it; and `down` then `up` keeps a table created just
 before, with every document acknowledged at QUORUM or ALL, readable with identical content and
-by vector. Runs on 127.0.0.4-6 with its own state directory, beside the
+by vector. Runs on 127.0.0.21-23 with its own state directory, beside the
 suite's own node; the module stops every JVM it started, also when a test fails."""
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from hoprag.stores.cassandra.store import CassandraStore
 from launcher_run import alive, cluster_env, run_launcher, wait_driver_sees
 from shared_data import graph_documents
 
-POINTS = "127.0.0.4:9042,127.0.0.5:9042,127.0.0.6:9042"
-ADDRS = ["127.0.0.4", "127.0.0.5", "127.0.0.6"]
+FIRST_IP = 21  # its own addresses: test_cluster3 uses .4-.6, the soak .31-.33
+POINTS = "127.0.0.21:9042,127.0.0.22:9042,127.0.0.23:9042"
+ADDRS = ["127.0.0.21", "127.0.0.22", "127.0.0.23"]
 DIM = 16
 
 
@@ -77,7 +78,7 @@ def _wait_gone(pid: int, timeout: float = 10) -> bool:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     state = tmp_path_factory.mktemp("restart") / "state"
-    env = cluster_env(state)
+    env = cluster_env(state, FIRST_IP)
     c = Cluster(env, state)
     try:
         up = c.launcher("up", "--nodes", "3", "--heap", "768M")

@@ -40,18 +40,10 @@ class Films:
 
 
 @pytest.fixture(scope="module")
-def films(cassandra_contact_points: str, cassandra_session: Any) -> Iterator[Films]:
-    import subprocess
-
-    from keyspaces import new_keyspace
-
-    keyspace = new_keyspace(cassandra_session)
-    load = subprocess.run(
-        [sys.executable, "-m", "hoprag.cli", "load", "films", "--embedding", "hash:32",
-         "--keyspace", keyspace, "--contact-points", cassandra_contact_points],
-        capture_output=True, text=True, check=False, timeout=900,
-    )  # fmt: skip
-    assert load.returncode == 0, load.stderr
+def films(
+    cassandra_contact_points: str, cassandra_session: Any, films_keyspace: str
+) -> Iterator[Films]:
+    keyspace = films_keyspace
     store = CassandraStore(
         HashEmbedding(32),
         keyspace=keyspace,

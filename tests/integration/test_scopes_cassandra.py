@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from keyspaces import new_keyspace
 
 from films_sql import films_by_country_genre_before_with_metacritic, films_sharing_a_director_with
 from hoprag import Scope, ScopeTooLargeError, asearch
@@ -24,16 +23,16 @@ N_FILMS = 17_472
 
 
 @pytest.fixture(scope="module")
-def films(cassandra_session: Any) -> Iterator[CassandraStore]:
-    keyspace = new_keyspace(cassandra_session)
+def films(cassandra_session: Any, films_keyspace: str) -> Iterator[CassandraStore]:
+    """The run's films table (`hoprag load films`: year and metacritic among its declared
+    number fields, for the range filters)."""
     store = CassandraStore(
         HashEmbedding(32),
-        keyspace=keyspace,
+        keyspace=films_keyspace,
         table="films",
         session=cassandra_session,
-        fields={"year": "number", "metacritic": "number"},  # for the range filters
+        create_schema=False,
     )
-    store.add(load_films())
     yield store
 
 

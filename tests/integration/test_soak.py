@@ -1,5 +1,5 @@
 """The short soak (`scripts/soak --quick`), run as a user runs it: on a 3-node RF 3 cluster of
-its own (127.0.0.4-6, which the soak starts and stops), 16, 64 and 256 traversals in flight
+its own (127.0.0.31-33, which the soak starts and stops), 16, 64 and 256 traversals in flight
 while fresh documents are written at QUORUM, node 3 killed and restarted in the second phase,
 node 2 behind a 500 ms proxy in the third. Nothing acknowledged may be lost or changed, no
 traversal may return a wrong node or fail, and what is in flight stays within its bounds."""
@@ -29,7 +29,7 @@ def soak(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("soak")
     state = root / "state"
     out = root / "soak.json"
-    env = cluster_env(state)
+    env = cluster_env(state, 31)  # the 3-node tests use .4-.6 and .21-.23
     try:
         r = subprocess.run(
             [str(REPO / "scripts" / "soak"), "--quick", "--json", str(out)],

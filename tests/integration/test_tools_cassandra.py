@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from keyspaces import new_keyspace
 
 from films_sql import films_sharing_a_director_with, films_where
 from hoprag.datasets.films import load_films, movies_db_path
@@ -49,11 +48,10 @@ class Films:
 
 
 @pytest.fixture(scope="module")
-def films(cassandra_contact_points: str, cassandra_session: Any) -> Iterator[Films]:
-    keyspace = new_keyspace(cassandra_session)
-    load = _hoprag(cassandra_contact_points, "load", "films", "--embedding", "hash:32",
-                   "--keyspace", keyspace)  # fmt: skip
-    assert load.returncode == 0, load.stderr
+def films(
+    cassandra_contact_points: str, cassandra_session: Any, films_keyspace: str
+) -> Iterator[Films]:
+    keyspace = films_keyspace
     store = CassandraStore(
         HashEmbedding(32),
         keyspace=keyspace,
