@@ -33,12 +33,15 @@ GROUPS = {
     # keyspace hoprag_bench and the benchmark's proxy address
     "tests/integration/test_bench_quick.py": "bench",
     "tests/integration/test_bench_rounds.py": "bench",
+    # the 3-node clusters, one after the other on one worker: two of them at once beside the
+    # suite's node (seven JVMs on two cores) slowed a node's restart to minutes in CI
+    "tests/integration/test_cluster3.py": "clusters",
+    "tests/integration/test_cluster_restart.py": "clusters",
+    "tests/integration/test_soak.py": "clusters",
 }
 SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 4}
 FIRST = (
-    "tests/integration/test_cluster_restart.py",
-    "tests/integration/test_cluster3.py",
-    "tests/integration/test_soak.py",
+    "clusters",
     "films",
     "tests/integration/test_demo_films.py",
     "bench",
