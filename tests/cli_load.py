@@ -17,13 +17,30 @@ def load_command(path: str, keyspace: str, table: str, contact: str, *extra: str
             "--contact-points", contact, *extra]  # fmt: skip
 
 
+# Resets SIGINT in a small Python process that then becomes the command (exec): thread-safe,
+# unlike subprocess's preexec_fn in a test process with driver threads.
+_SIGINT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def start_interruptible(args: list[str], **kwargs: Any) -> subprocess.Popen[str]:
+    """Start `args` with SIGINT at its default action, so that Python turns it into
+    KeyboardInterrupt as it does in a terminal. A shell without job control starts its
+    background commands with SIGINT ignored (`scripts/test ... &`, some CI runners), a child
+    inherits that, and Python then leaves it ignored: the interrupt would never arrive."""
+    return subprocess.Popen([sys.executable, "-c", _SIGINT_DEFAULT, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kwargs)  # fmt: skip
+
+
 def interrupt_after(
     args: list[str], session: Any, keyspace: str, table: str, written: int
 ) -> tuple[int, str]:
     """Start the load, wait until its catalog row says at least `written` documents are in,
     send SIGINT and return (exit code, stderr). Fails if the load ends on its own first."""
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=os.environ | {"PYTHONUNBUFFERED": "1"})  # fmt: skip
+    proc = start_interruptible(args, env=os.environ | {"PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 300
     try:
         while time.monotonic() < deadline and proc.poll() is None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from keyspaces import new_keyspace
 
+from cli_load import start_interruptible
 from films_sql import fonda_films
 from hoprag import Document
 from hoprag.dates import iso_instant
@@ -388,7 +389,7 @@ def test_an_interrupted_fields_declare_resumes_when_run_again(
     args = [sys.executable, "-m", "hoprag.cli", "fields", "declare", "--table", "docs",
             "rank=number", "day=date", "who=entity", "--keyspace", keyspace,
             "--contact-points", cassandra_contact_points]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_interruptible(args)
     # Read the fields table directly: FieldCatalog.load asks this process's schema metadata
     # whether the table exists, and the driver learns of a table created by another process
     # only after its schema-event debounce, which can outlast the whole declaration.

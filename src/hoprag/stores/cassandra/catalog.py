@@ -16,7 +16,7 @@ from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.guards import check_consistency
 from hoprag.stores.cassandra.live_schema import table_exists
 from hoprag.stores.cassandra.names import check_name
-from hoprag.stores.cassandra.schema import execute_ddl, keyspace_statements, replication_map
+from hoprag.stores.cassandra.schema import execute_ddl_all, keyspace_statements, replication_map
 
 CATALOG_TABLE = "hoprag_catalog"
 
@@ -83,8 +83,7 @@ class LoadCatalog:
             _CREATE.format(ks=self.keyspace),
         ]
         try:
-            for statement in statements:
-                execute_ddl(self.session, statement)
+            execute_ddl_all(self.session, statements)
         except Exception as exc:
             raise translate(exc, f"creating {self.name}") from exc
 

@@ -25,7 +25,7 @@ from hoprag.stores.cassandra.fields import (
 )
 from hoprag.stores.cassandra.layouts import Layout
 from hoprag.stores.cassandra.live_schema import table_columns
-from hoprag.stores.cassandra.schema import execute_ddl, wait_queryable
+from hoprag.stores.cassandra.schema import execute_ddl_all, wait_queryable
 from hoprag.stores.cassandra.values import ValuesCatalogue
 
 _CQL_TYPE = {"number": "decimal", "date": "bigint"}
@@ -134,8 +134,7 @@ def begin(session: Any, layout: Layout, catalog: FieldCatalog, fields: list[Decl
     for d in fields:
         catalog.put(layout.table, replace(d, ready=False))
     try:
-        for stmt in add_statements(layout, fields):
-            execute_ddl(session, stmt)
+        execute_ddl_all(session, add_statements(layout, fields))
     except StoreError:
         raise
     except Exception as exc:
@@ -157,8 +156,7 @@ def finish(
     queryable, then record the fields `ready`."""
     statements, names = index_statements(layout, fields)
     try:
-        for stmt in statements:
-            execute_ddl(session, stmt)
+        execute_ddl_all(session, statements)
     except StoreError:
         raise
     except Exception as exc:

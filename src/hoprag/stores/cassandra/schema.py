@@ -117,25 +117,42 @@ def sstable_count(session: Any, keyspace: str, table: str) -> int:
     return len({r.sstable_name for r in rows if r.table_name == tb})
 
 
-def execute_ddl(session: Any, statement: str, timeout: float = DDL_TIMEOUT_S) -> None:
-    """Run one DDL statement and make sure every node has the new schema before returning.
+def execute_ddl(
+    session: Any, statement: str, timeout: float = DDL_TIMEOUT_S, host: Any = None
+) -> Any:
+    """Run one DDL statement (on `host` when given) and make sure every node has the new
+    schema before returning; the node that ran it.
 
     The driver waits for schema agreement only `max_schema_agreement_wait` (10 s by default)
     and then carries on; on a busy cluster the next statement (a CREATE INDEX on the new table)
     can then reach a node that has not seen the table yet. So wait longer, up to `timeout`."""
-    result = session.execute(statement, timeout=timeout)
+    extra = {} if host is None else {"host": host}
+    result = session.execute(statement, timeout=timeout, **extra)
     future = getattr(result, "response_future", None)
+    ran_on = getattr(future, "coordinator_host", None)
     if future is None or getattr(future, "is_schema_agreed", True):
-        return
+        return ran_on
     deadline = time.monotonic() + timeout
     control = session.cluster.control_connection
     while time.monotonic() < deadline:
         if control.wait_for_schema_agreement(wait_time=min(30.0, deadline - time.monotonic())):
-            return
+            return ran_on
     raise StoreError(
         f"the cluster's nodes did not agree on the schema within {timeout:.0f}s after: "
         f"{statement.splitlines()[0]}"
     )
+
+
+def execute_ddl_all(session: Any, statements: list[str], timeout: float = DDL_TIMEOUT_S) -> None:
+    """Run DDL statements in order, all on the node that ran the first while it is up: each
+    statement then finds what the ones before it created, even where the driver saw schema
+    agreement that a loaded node had not reached yet (CREATE TABLE answered 'keyspace does
+    not exist' right after CREATE KEYSPACE)."""
+    host = None
+    for statement in statements:
+        pinned = host if host is not None and getattr(host, "is_up", False) else None
+        ran_on = execute_ddl(session, statement, timeout, host=pinned)
+        host = host or ran_on
 
 
 def apply_schema(
@@ -153,8 +170,7 @@ def apply_schema(
     statements = table_statements(keyspace, table, dimension)
     if create_keyspace:
         statements = keyspace_statements(keyspace, replication or replication_map()) + statements
-    for stmt in statements:
-        execute_ddl(session, stmt)
+    execute_ddl_all(session, statements)
     if wait:
         wait_queryable(session, keyspace, index_names(table))
 
@@ -206,8 +222,7 @@ def setup_table(
     if config.create_keyspace:
         replication = replication_map(config.replication_factor)
         statements = keyspace_statements(layout.keyspace, replication) + statements
-    for stmt in statements:
-        execute_ddl(session, stmt)
+    execute_ddl_all(session, statements)
     if config.wait_indexes:
         wait_queryable(session, layout.keyspace, layout.index_names())
     return dimension
