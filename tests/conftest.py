@@ -26,7 +26,8 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 GROUPS = {
-    # the run's one films table (integration/conftest.py's films_keyspace)
+    # the run's one films table (integration/conftest.py's films_demo), loaded by the demo
+    "tests/integration/test_demo_films.py": "films",
     "tests/integration/test_tools_cassandra.py": "films",
     "tests/integration/test_mcp.py": "films",
     "tests/integration/test_scopes_cassandra.py": "films",
@@ -43,7 +44,6 @@ SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 4}
 FIRST = (
     "clusters",
     "films",
-    "tests/integration/test_demo_films.py",
     "bench",
 )
 

@@ -22,6 +22,7 @@ import pytest
 from keyspaces import new_keyspace
 
 from cassandra_backend import CASSANDRA_IMAGE, choose_backend, docker_answers
+from films_demo import FilmsDemoRun, run_films_demo
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = REPO / "scripts" / "cassandra"
@@ -151,16 +152,21 @@ def keyspace(cassandra_session: Any) -> str:
 
 
 @pytest.fixture(scope="session")
-def films_keyspace(cassandra_contact_points: str, cassandra_session: Any) -> str:
-    """A keyspace holding table `films`: all 17,472 films of movies.db with their declared
-    fields, loaded once per run by `hoprag load films --embedding hash:32` as a user runs it.
-    The films modules (tools, MCP, scopes) only read it; loading it once instead of once per
-    module saves about two minutes."""
+def films_demo(
+    cassandra_contact_points: str, cassandra_session: Any, tmp_path_factory: pytest.TempPathFactory
+) -> FilmsDemoRun:
+    """The run's one films table: `scripts/demo --films --embedding hash:32 --table films`, run
+    once as a user runs it on a fresh keyspace, loads all 17,472 films of movies.db with their
+    declared fields and records the load as `hoprag load films` does. test_demo_films checks
+    this first run; the tools, MCP and scopes modules only read the table (loading it once
+    instead of once per module saves minutes)."""
     keyspace = new_keyspace(cassandra_session)
-    load = subprocess.run(
-        [sys.executable, "-m", "hoprag.cli", "load", "films", "--embedding", "hash:32",
-         "--keyspace", keyspace, "--contact-points", cassandra_contact_points],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=900,
-    )  # fmt: skip
-    assert load.returncode == 0, load.stderr[-3000:]
-    return keyspace
+    out = tmp_path_factory.mktemp("films_demo") / "first.json"
+    return run_films_demo([str(REPO / "scripts" / "demo")], cassandra_contact_points, keyspace,
+                          out)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def films_keyspace(films_demo: FilmsDemoRun) -> str:
+    """A keyspace holding table `films` (all the films, 32-d hash vectors, declared fields)."""
+    return films_demo.keyspace

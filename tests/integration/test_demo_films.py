@@ -1,36 +1,29 @@
 """`scripts/demo --films` as a user runs it (the shell script, which sets up the venv and calls
-scripts/demo.py), against the test node in a keyspace of its own, with `--embedding hash`: the
-films loaded with their declared fields, five questions through the films tool, the follow-up
+scripts/demo.py), against the test node on a fresh keyspace, with `--embedding hash:32`: the
+films loaded with their declared fields (the run's films table, which the tools, MCP and
+scopes modules then read), five questions through the films tool, the follow-up
 for an ambiguous name, and the tool's results all correct. Correctness is checked here again
 with tests/films_sql.py, independently of the demo's own SQL; a second run reuses the table."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from films_demo import FilmsDemoRun, run_films_demo
 from films_sql import films_sharing_a_director_with, films_where
 from hoprag.datasets.films import movies_db_path
 
 REPO = Path(__file__).resolve().parents[2]
 DB = movies_db_path()
-
-
-def _demo(command: list[str], contact: str, keyspace: str, out: Path) -> str:
-    env = {**os.environ, "HOPRAG_CASSANDRA": contact, "HOPRAG_SETUP_MINILM": "0",
-           "HF_HUB_OFFLINE": "1"}  # fmt: skip
-    r = subprocess.run(
-        [*command, "--films", "--embedding", "hash", "--keyspace", keyspace, "--json", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        timeout=1500, check=False,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
-    return r.stdout
+# The first test of the films unit sets up the run's films table (17,472 films, 2-4 minutes
+# here) before its own second demo run: beyond the suite's 300 s default.
+pytestmark = pytest.mark.timeout(1200)
 
 
 def _expected(key: str) -> set[str]:
@@ -50,10 +43,11 @@ def _expected(key: str) -> set[str]:
 
 
 def test_the_films_demo_answers_five_questions_with_only_correct_films(
-    cassandra_contact_points: str, keyspace: str, tmp_path: Path
+    cassandra_contact_points: str, films_demo: FilmsDemoRun, tmp_path: Path
 ) -> None:
-    first = tmp_path / "first.json"
-    out = _demo([str(REPO / "scripts" / "demo")], cassandra_contact_points, keyspace, first)
+    """The run's first films demo (integration/conftest.py's `films_demo`, on a fresh
+    keyspace), then a second run on the same keyspace."""
+    out, first, keyspace = films_demo.stdout, films_demo.json_path, films_demo.keyspace
     assert "17472 films embedded and written" in out
     assert "declared fields: year=number" in out and "cast=entity" in out
     doc: dict[str, Any] = json.loads(first.read_text())
@@ -101,9 +95,13 @@ def test_the_films_demo_answers_five_questions_with_only_correct_films(
     assert re.search(r"^\s+Q5 .*10/10 \|", out, re.M)
 
     # A second run reuses the complete table.
-    again = _demo([sys.executable, str(REPO / "scripts" / "demo.py")], cassandra_contact_points,
-                  keyspace, tmp_path / "again.json")  # fmt: skip
-    assert f"reusing {keyspace}.films_hash_64: 17472 films" in again
+    again = run_films_demo(
+        [sys.executable, str(REPO / "scripts" / "demo.py")],
+        cassandra_contact_points,
+        keyspace,
+        tmp_path / "again.json",
+    ).stdout
+    assert f"reusing {keyspace}.films: 17472 films" in again
     assert "embedded and written" not in again
     second = json.loads((tmp_path / "again.json").read_text())["questions"]
     assert [q["tool_results"] for q in second] == [q["tool_results"] for q in questions]

@@ -47,6 +47,7 @@ def _run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         (["--seconds", "1"], "--seconds must be in 2..3600"),
         (["--write-rate", "-1"], "--write-rate must be in 0..10000"),
         (["--docs", "5"], "--docs must be in 10..20000"),
+        (["--traversal-timeout", "0"], "--traversal-timeout must be in 1..3600"),
     ],
 )
 def test_bad_arguments_exit_2_naming_the_flag(args: list[str], message: str) -> None:
