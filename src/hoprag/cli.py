@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -360,6 +361,8 @@ class LoadPlan:
     restart: bool
     total: int | None = None
     """The number of records, when the up-front check counted them (JSONL)."""
+    link: str | None = None
+    """The field that title mentions go to (`--link`), or None."""
 
     @property
     def fields(self) -> dict[str, str]:
@@ -373,15 +376,31 @@ class LoadPlan:
         """The catalogue's description of the load: an interrupted load resumes only when a
         new run describes the same source."""
         path = str(Path(self.path).resolve()) if self.path else None
-        return json.dumps(
-            {"dataset": self.dataset, "limit": self.limit, "path": path}, sort_keys=True
-        )
+        described: dict[str, Any] = {"dataset": self.dataset, "limit": self.limit, "path": path}
+        if self.link:
+            described["link"] = self.link
+        return json.dumps(described, sort_keys=True)
 
     def documents(self) -> Iterator[Document]:
-        """The documents to load, in order (a fresh iterator each call)."""
+        """The documents to load, in order (a fresh iterator each call; with `link`, the
+        documents with their mentions, linked once)."""
         from hoprag import datasets
 
+        if self.link:
+            return iter(self._linked)
         return datasets.load(self.dataset, limit=self.limit, path=self.path)
+
+    @functools.cached_property
+    def _linked(self) -> list[Document]:
+        from hoprag import datasets
+        from hoprag.linking import link_documents
+
+        docs = list(datasets.load(self.dataset, limit=self.limit, path=self.path))
+        progress = Progress(len(docs), label="link")
+        linked, report = link_documents(docs, field=str(self.link), progress=progress.update)
+        progress.close()
+        print(f"linked: {report.summary()}", file=sys.stderr)
+        return linked
 
 
 def plan_load(args: argparse.Namespace) -> LoadPlan:
@@ -403,6 +422,14 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
     # A JSONL file is checked whole first (strict JSON, then the stores' own checks on each
     # record): a bad record stops the load before anything connects or is written.
     total = datasets.validate_jsonl(args.path) if args.dataset == "jsonl" else None
+    if args.link is not None:
+        from hoprag.cli_link import RESERVED
+        from hoprag.linking import check_link_options
+
+        if args.link in RESERVED:
+            raise CliError(f"--link {args.link!r} would replace a field the documents have; "
+                           "give a new field name, such as mentions", 2)  # fmt: skip
+        check_link_options(field=args.link)
     return LoadPlan(
         dataset=args.dataset,
         path=args.path,
@@ -415,6 +442,7 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
         batch=args.batch,
         restart=args.restart,
         total=total,
+        link=args.link,
     )
 
 
@@ -1126,6 +1154,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="consistency of the load's writes and progress reads, e.g. QUORUM or ALL on a "
         "cluster (default: the driver's LOCAL_ONE)",
     )
+    ld.add_argument(
+        "--link",
+        metavar="FIELD",
+        help="before loading, set FIELD to the ids of the documents whose titles each one's "
+        "text mentions (hoprag.linking; follow it with --edges FIELD:$id)",
+    )
     ld.set_defaults(func=cmd_load)
 
     q = sub.add_parser(
@@ -1184,6 +1218,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mc.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
     mc.set_defaults(func=cmd_mcp, ann_overquery=1)
+
+    from hoprag.cli_link import add_link_parser
+
+    add_link_parser(sub)
     return p
 
 

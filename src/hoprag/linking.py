@@ -33,7 +33,7 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,10 +127,7 @@ class TitleLinker:
         min_chars: int = 4,
         max_shared: int = 3,
     ) -> None:
-        if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 1:
-            raise invalid("min_chars", min_chars, "an int of at least 1")
-        if isinstance(max_shared, bool) or not isinstance(max_shared, int) or max_shared < 1:
-            raise invalid("max_shared", max_shared, "an int of at least 1")
+        check_link_options(min_chars=min_chars, max_shared=max_shared)
         self.report = LinkReport()
         exact, derived = self._forms(titles, aliases or {}, strip_qualifiers)
         given = {normalise(str(a)) for names in (aliases or {}).values() for a in names}
@@ -247,21 +244,17 @@ def link_documents(
     max_shared: int = 3,
     max_share: float = 0.05,
     common_after: int = 200,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[list[Document], LinkReport]:
     """Copies of `documents` with metadata `field` set to the ids of the other documents whose
     titles (metadata `title_field`, else the id) each one's content mentions, and the report.
 
     A title found in more than `max_share` of the documents is skipped as `common` once there
-    are at least `common_after` documents (on fewer, a share says little). Raises
-    InvalidInputError for a bad option before reading any text."""
-    if not isinstance(field, str) or not field or field.startswith("$"):
-        raise invalid("field", field, "a metadata field name (not starting with '$')")
-    if (
-        isinstance(max_share, bool)
-        or not isinstance(max_share, int | float)
-        or not (0 < max_share <= 1)
-    ):
-        raise invalid("max_share", max_share, "a fraction in (0, 1]")
+    are at least `common_after` documents (on fewer, a share says little). `progress` is called
+    with the count of texts read so far, every 1,000 and at the end. Raises InvalidInputError
+    for a bad option before reading any text."""
+    check_link_options(field=field, min_chars=min_chars, max_shared=max_shared,
+                       max_share=max_share)  # fmt: skip
     titles = [(d.id, _title(d, title_field)) for d in documents]
     linker = TitleLinker(
         titles,
@@ -270,7 +263,11 @@ def link_documents(
         min_chars=min_chars,
         max_shared=max_shared,
     )
-    found = [linker.mentions(d.content) for d in documents]
+    found = []
+    for i, d in enumerate(documents, 1):
+        found.append(linker.mentions(d.content))
+        if progress is not None and (i % 1000 == 0 or i == len(documents)):
+            progress(i)
     common = _common_forms(found, len(documents), max_share, common_after)
     for form in sorted(common):
         linker.report.skip("common", form)
@@ -286,6 +283,23 @@ def link_documents(
         linker.report.linked += bool(ids)
     linker.report.documents = len(documents)
     return out, linker.report
+
+
+def check_link_options(
+    *, field: str = "mentions", min_chars: int = 4, max_shared: int = 3, max_share: float = 0.05
+) -> None:
+    """Raise InvalidInputError naming the first bad option of `link_documents`."""
+    if not isinstance(field, str) or not field or field.startswith("$"):
+        raise invalid("field", field, "a metadata field name (not starting with '$')")
+    for name, value in (("min_chars", min_chars), ("max_shared", max_shared)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise invalid(name, value, "an int of at least 1")
+    if (
+        isinstance(max_share, bool)
+        or not isinstance(max_share, int | float)
+        or not (0 < max_share <= 1)
+    ):
+        raise invalid("max_share", max_share, "a fraction in (0, 1]")
 
 
 def _title(doc: Document, title_field: str) -> str:

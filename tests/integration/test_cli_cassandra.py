@@ -587,3 +587,39 @@ def test_load_catalog_round_trips_entries_and_creates_nothing_when_read(
             catalog.get(bad)
     with pytest.raises(InvalidInputError, match="--consistency must be one of"):
         LoadCatalog(cassandra_session, keyspace, consistency="SOMETIMES")
+
+
+def test_load_with_link_stores_title_mentions_that_queries_follow_both_ways(
+    tmp_path: Path, cassandra_contact_points: str, keyspace: str
+) -> None:
+    """`hoprag load jsonl --link mentions`: each document's `mentions` holds the ids whose
+    titles its text names, the load says what it linked, and `--edges mentions:$id` reaches a
+    mentioned document from a start node while `$id:mentions` goes back."""
+    f = tmp_path / "places.jsonl"
+    records = [
+        {"id": "quokka", "title": "Quokka", "text": "A marsupial of Rottnest Island."},
+        {"id": "rottnest", "title": "Rottnest Island", "text": "An island off Perth."},
+        {"id": "perth", "title": "Perth", "text": "Capital of Western Australia."},
+        {"id": "wa", "title": "Western Australia", "text": "A state."},
+    ]
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    load = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--table",
+                   "places", "--embedding", "hash:32", "--link", "mentions", "--keyspace",
+                   keyspace)  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    assert "linked: 3 of 4 documents linked, 3 links" in load.stderr
+
+    def reached(edges: str, root: str) -> dict[str, int]:
+        q = _hoprag(cassandra_contact_points, "query", "island", "--table", "places",
+                    "--edges", edges, "--root", root, "--start-k", "0", "--select-k", "10",
+                    "--max-depth", "3", "--json", "--keyspace", keyspace)  # fmt: skip
+        assert q.returncode == 0, q.stderr
+        nodes = json.loads(q.stdout)["nodes"]
+        _check_paths(nodes)
+        return {n["id"]: n["depth"] for n in nodes}
+
+    assert reached("mentions:$id", "quokka") == {"quokka": 0, "rottnest": 1, "perth": 2, "wa": 3}
+    assert reached("$id:mentions", "perth") == {"perth": 0, "rottnest": 1, "quokka": 2}
+    bad = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(f), "--link",
+                  "title", "--keyspace", keyspace)  # fmt: skip
+    assert bad.returncode == 2 and "--link 'title' would replace a field" in bad.stderr

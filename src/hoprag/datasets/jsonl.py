@@ -384,6 +384,21 @@ def load_jsonl(path: str | Path, *, limit: int | None = None) -> Iterator[Docume
     return _documents(path, limit)
 
 
+def jsonl_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Validate the whole JSONL file at `path` now (as `load_jsonl` does) and return an
+    iterator over its records as the JSON objects they are, in file order."""
+    path = Path(path)
+    validate_jsonl(path)
+    return _objects(path)
+
+
+def _objects(path: Path) -> Iterator[dict[str, Any]]:
+    for _, obj, problems in _records(path):
+        if problems or obj is None:  # the file changed after it was checked
+            raise JsonlValidationError(str(path), problems)
+        yield obj
+
+
 def _documents(path: Path, limit: int | None) -> Iterator[Document]:
     count = 0
     for _, obj, problems in _records(path):

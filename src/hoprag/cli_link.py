@@ -1,0 +1,145 @@
+"""`hoprag link`: edges from plain text for a JSONL file (see `hoprag.linking`).
+
+`hoprag link --path IN.jsonl --out OUT.jsonl` writes every record of IN again with one more
+field, `mentions` by default: the ids of the other records whose titles its text mentions.
+`hoprag load jsonl --path OUT.jsonl` then loads it, and the edges `("mentions", "$id")` and
+`("$id", "mentions")` follow those mentions. Everything is checked before any text is read,
+and OUT is written whole or not at all."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+RESERVED = ("id", "title", "text", "abstract", "date", "metadata")
+"""JSONL fields the links may not replace."""
+
+
+def add_link_parser(sub: Any) -> None:
+    """Register `hoprag link` on the command line's subparsers."""
+    lk = sub.add_parser(
+        "link",
+        help="add a field of title mentions to a JSONL file (edges from plain text)",
+        description=__doc__.split("\n\n")[1].replace("\n", " "),
+    )
+    lk.add_argument("--path", required=True, help="the JSONL file to read")
+    lk.add_argument("--out", required=True, help="the JSONL file to write (not --path)")
+    lk.add_argument("--field", default="mentions", help="the field of ids (default mentions)")
+    lk.add_argument(
+        "--aliases",
+        help="a JSON file {id: [alias, ...]}: more names a record is mentioned by",
+    )
+    lk.add_argument("--min-chars", type=int, default=4, help="shortest title matched (4)")
+    lk.add_argument(
+        "--max-shared", type=int, default=3, help="most records one title may link to (3)"
+    )
+    lk.add_argument(
+        "--max-share",
+        type=float,
+        default=0.05,
+        help="skip a title mentioned by more than this share of the records (0.05)",
+    )
+    lk.add_argument(
+        "--keep-qualifiers",
+        action="store_true",
+        help="match 'Ed Wood (film)' only in full, not also as 'Ed Wood'",
+    )
+    lk.add_argument("--json", dest="report", help="also write the report as JSON to this file")
+    lk.set_defaults(func=cmd_link)
+
+
+def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
+    """The checks of `hoprag link` that need no text read; returns the aliases."""
+    from hoprag.cli import CliError
+
+    src, out = Path(args.path), Path(args.out)
+    if not src.is_file():
+        raise CliError(f"--path {args.path} is not a file (hoprag link reads one)", 2)
+    if out.resolve() == src.resolve():
+        raise CliError("--out must not be --path: the file read is not overwritten", 2)
+    if not out.parent.is_dir():
+        raise CliError(f"--out {args.out}: the directory {out.parent} does not exist", 2)
+    if args.report and not Path(args.report).parent.is_dir():
+        raise CliError(f"--json {args.report}: the directory does not exist", 2)
+    if not args.field or args.field.startswith("$") or args.field in RESERVED:
+        raise CliError(
+            f"--field must be a new field name, not {args.field!r} (not one of "
+            f"{', '.join(RESERVED)}, not starting with '$')",
+            2,
+        )
+    from hoprag.linking import check_link_options
+
+    check_link_options(field=args.field, min_chars=args.min_chars, max_shared=args.max_shared,
+                       max_share=args.max_share)  # fmt: skip
+    return _read_aliases(args.aliases) if args.aliases else None
+
+
+def _read_aliases(path: str) -> dict[str, list[str]]:
+    """The aliases file: a JSON object mapping ids to lists of strings."""
+    from hoprag.cli import CliError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(f"--aliases {path} does not exist", 2) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"--aliases {path} is not a JSON file: {exc}", 2) from None
+    ok = isinstance(data, dict) and all(
+        isinstance(v, list) and all(isinstance(a, str) for a in v) for v in data.values()
+    )
+    if not ok:
+        raise CliError(f"--aliases {path} must hold a JSON object {{id: [alias, ...]}}", 2)
+    return {str(k): list(v) for k, v in data.items()}
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    """`hoprag link`: check, read and validate the file, link, write OUT whole, report."""
+    from hoprag.cli import Progress
+    from hoprag.datasets.jsonl import jsonl_records, record_to_document
+    from hoprag.linking import link_documents
+
+    aliases = check_link_args(args)
+    records = list(jsonl_records(args.path))
+    docs = [record_to_document(r) for r in records]
+    progress = Progress(len(docs), label="link")
+    linked, report = link_documents(
+        docs,
+        field=args.field,
+        aliases=aliases,
+        strip_qualifiers=not args.keep_qualifiers,
+        min_chars=args.min_chars,
+        max_shared=args.max_shared,
+        max_share=args.max_share,
+        progress=progress.update,
+    )
+    progress.close()
+    replaced = sum(args.field in r for r in records)
+    for record, doc in zip(records, linked, strict=True):
+        record[args.field] = doc.metadata[args.field]
+    _write_whole(Path(args.out), (json.dumps(r, ensure_ascii=False) for r in records))
+    print(f"wrote {len(records)} records to {args.out}: {report.summary()}")
+    if replaced:
+        print(f"{args.field!r} replaced what {replaced} records held", file=sys.stderr)
+    if args.report:
+        figures = {**report.as_dict(), "field": args.field, "replaced": replaced}
+        _write_whole(Path(args.report), [json.dumps(figures, indent=2)])
+    return 0
+
+
+def _write_whole(path: Path, lines: Any) -> None:
+    """Write `lines` to `path` through a temporary file in the same directory, renamed into
+    place at the end: a reader never sees half a file, and a failure leaves none."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for line in lines:
+                fh.write(line + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
