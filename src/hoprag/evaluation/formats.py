@@ -1,0 +1,252 @@
+"""The multi-hop QA formats `hoprag eval` reads, as passages and questions with gold passages.
+
+* **2WikiMultihopQA** as HippoRAG 2 ships it: a corpus file (a JSON list of `{title, text}`)
+  and a questions file (a JSON list of `{id, question_type, question, evidence}`, the
+  evidence being `[subject, relation, object]` triples; no `supporting_facts`). A question's
+  gold passages are the corpus pages of its triples' subjects: the page whose title equals the
+  subject after `normalise`, else the pages whose title without a trailing "(...)" qualifier
+  equals it, narrowed to one by the question's text (the qualifier's words in it) or by the
+  triple's object occurring in the passage. A question with a subject left unmapped (or
+  ambiguous) is dropped and counted.
+* **MuSiQue** (official format): a JSON list (or JSON lines) of `{id, question, paragraphs:
+  [{title, paragraph_text, is_supporting}]}`; the corpus is the union of every question's
+  paragraphs, deduplicated, and the gold passages are its supporting ones. The type is the
+  id's prefix (`2hop`, `3hop1`, ...).
+* **HotpotQA** (distractor setting): `{_id, question, type, context: [[title, [sentence,
+  ...]]], supporting_facts: [[title, index]]}`; the corpus is the union of the contexts,
+  deduplicated, and the gold passages are the context paragraphs named by the supporting
+  facts.
+
+A passage's id is its title, made unique with " [2]", " [3]", ... when several passages share
+one. Every problem with a file (missing, not JSON, not this format) is an InvalidInputError
+naming the file and what was expected."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hoprag.errors import InvalidInputError
+from hoprag.linking import normalise
+
+_QUALIFIER = re.compile(r"^(?P<bare>.*?)\s*\((?P<q>[^()]*)\)\s*$")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage of a corpus: its unique id, title and text."""
+
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question: its id, text, type and the ids of its gold passages."""
+
+    id: str
+    text: str
+    type: str
+    gold: tuple[str, ...]
+
+
+@dataclass
+class EvalSet:
+    """A data set ready to evaluate: the corpus, the questions kept, and how many were
+    dropped and why."""
+
+    name: str
+    passages: list[Passage]
+    questions: list[Question]
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+def _bad_file(path: Path, expected: str, problem: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"{path}: {problem}; expected {expected}",
+        argument="data",
+        value=str(path),
+        allowed=expected,
+    )
+
+
+def read_json(path: Path, expected: str) -> Any:
+    """The JSON value of `path` (a JSON document, or JSON lines read as a list; a `.jsonl`
+    file is always a list)."""
+    if not path.is_file():
+        raise _bad_file(path, expected, "no such file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _bad_file(path, expected, f"cannot be read as UTF-8 text ({exc})") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    else:  # JSON lines of one record parse as one JSON document
+        return [value] if path.suffix == ".jsonl" and isinstance(value, dict) else value
+    try:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise _bad_file(path, expected, f"not JSON or JSON lines ({exc})") from None
+
+
+def _records(path: Path, expected: str, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The list of objects in `path`, each with every key of `keys`."""
+    data = read_json(path, expected)
+    if not isinstance(data, list) or not data:
+        raise _bad_file(path, expected, "not a non-empty list of records")
+    for i, rec in enumerate(data):
+        missing = [k for k in keys if not isinstance(rec, dict) or k not in rec]
+        if missing:
+            raise _bad_file(path, expected, f"record {i} has no {', '.join(missing)}")
+    return data
+
+
+class _Corpus:
+    """Passages gathered in order, deduplicated by (title, text), ids unique."""
+
+    def __init__(self) -> None:
+        self.passages: list[Passage] = []
+        self._by_content: dict[tuple[str, str], str] = {}
+        self._titles: dict[str, int] = {}
+
+    def add(self, title: str, text: str) -> str:
+        """The id of the passage (title, text), added if new."""
+        key = (title, text)
+        found = self._by_content.get(key)
+        if found is not None:
+            return found
+        n = self._titles.get(title, 0) + 1
+        self._titles[title] = n
+        pid = title if n == 1 else f"{title} [{n}]"
+        self._by_content[key] = pid
+        self.passages.append(Passage(pid, title, text))
+        return pid
+
+
+# --- 2WikiMultihopQA ---------------------------------------------------------------------------
+
+WIKI_CORPUS = "a JSON list of {title, text} (HippoRAG's 2wikimultihopqa_corpus.json)"
+WIKI_QUESTIONS = "a JSON list of {id, question, evidence: [[subject, relation, object]]}"
+
+
+def load_2wiki(corpus_path: str | Path, questions_path: str | Path) -> EvalSet:
+    """2WikiMultihopQA from HippoRAG's corpus and the questions with evidence triples."""
+    corpus = _Corpus()
+    for rec in _records(Path(corpus_path), WIKI_CORPUS, ("title", "text")):
+        corpus.add(str(rec["title"]), str(rec["text"]))
+    mapper = _TitleMapper(corpus.passages)
+    questions, dropped = [], {"subject not in the corpus": 0, "subject ambiguous": 0}
+    for rec in _records(Path(questions_path), WIKI_QUESTIONS, ("id", "question", "evidence")):
+        gold, problem = mapper.gold(str(rec["question"]), rec["evidence"])
+        if problem:
+            dropped[problem] += 1
+            continue
+        qtype = str(rec.get("question_type") or rec.get("type") or "unknown")
+        questions.append(Question(str(rec["id"]), str(rec["question"]), qtype, gold))
+    return EvalSet("2wiki", corpus.passages, questions, dropped)
+
+
+class _TitleMapper:
+    """Subjects of evidence triples -> corpus passages (see the module docstring)."""
+
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        self.exact: dict[str, list[Passage]] = {}
+        self.bare: dict[str, list[Passage]] = {}
+        for p in passages:
+            self.exact.setdefault(normalise(p.title), []).append(p)
+            m = _QUALIFIER.match(p.title)
+            if m:
+                self.bare.setdefault(normalise(m["bare"]), []).append(p)
+
+    def gold(self, question: str, evidence: Any) -> tuple[tuple[str, ...], str]:
+        """The gold passage ids of a question, or () and why it is dropped."""
+        if not isinstance(evidence, list) or not evidence:
+            return (), "subject not in the corpus"
+        ids: dict[str, None] = {}
+        for triple in evidence:
+            subject, obj = str(triple[0]), str(triple[-1]) if len(triple) > 2 else ""
+            found, problem = self.subject(subject, obj, question)
+            if found is None:
+                return (), problem
+            ids[found] = None
+        return tuple(ids), ""
+
+    def subject(self, subject: str, obj: str, question: str) -> tuple[str | None, str]:
+        key = normalise(subject)
+        exact = self.exact.get(key, [])
+        if len(exact) == 1:
+            return exact[0].id, ""
+        candidates = exact or self.bare.get(key, [])
+        if not candidates:
+            return None, "subject not in the corpus"
+        if len(candidates) == 1:
+            return candidates[0].id, ""
+        chosen = _narrow(candidates, question, obj)
+        return (chosen.id, "") if chosen else (None, "subject ambiguous")
+
+
+def _narrow(candidates: Sequence[Passage], question: str, obj: str) -> Passage | None:
+    """The one candidate whose qualifier's words the question has, or whose text holds the
+    triple's object; None when neither singles one out."""
+    q = f" {normalise(question)} "
+    by_qualifier = [
+        p for p in candidates
+        if (m := _QUALIFIER.match(p.title)) and f" {normalise(m['q'])} " in q
+    ]  # fmt: skip
+    if len(by_qualifier) == 1:
+        return by_qualifier[0]
+    o = normalise(obj)
+    by_object = [p for p in candidates if o and o in normalise(p.text)]
+    return by_object[0] if len(by_object) == 1 else None
+
+
+# --- MuSiQue and HotpotQA ----------------------------------------------------------------------
+
+MUSIQUE = "MuSiQue records {id, question, paragraphs: [{title, paragraph_text, is_supporting}]}"
+HOTPOT = "HotpotQA records {_id, question, context: [[title, [sentences]]], supporting_facts}"
+
+
+def load_musique(paths: Iterable[str | Path]) -> EvalSet:
+    """MuSiQue from one or more files of official records (the corpus is their union)."""
+    corpus, questions = _Corpus(), []
+    for path in paths:
+        for rec in _records(Path(path), MUSIQUE, ("id", "question", "paragraphs")):
+            gold = []
+            for para in _list(rec["paragraphs"], Path(path), MUSIQUE):
+                pid = corpus.add(str(para.get("title", "")), str(para.get("paragraph_text", "")))
+                if para.get("is_supporting"):
+                    gold.append(pid)
+            qtype = str(rec["id"]).split("__", 1)[0]
+            questions.append(Question(str(rec["id"]), str(rec["question"]), qtype, tuple(gold)))
+    return EvalSet("musique", corpus.passages, questions)
+
+
+def load_hotpotqa(paths: Iterable[str | Path]) -> EvalSet:
+    """HotpotQA (distractor setting) from one or more files (the corpus is their union)."""
+    corpus, questions = _Corpus(), []
+    for path in paths:
+        keys = ("question", "context", "supporting_facts")
+        for rec in _records(Path(path), HOTPOT, keys):
+            ids: dict[str, str] = {}
+            for item in _list(rec["context"], Path(path), HOTPOT):
+                title, sentences = str(item[0]), item[1]
+                ids[title] = corpus.add(title, "".join(map(str, sentences)).strip())
+            wanted = {str(f[0]) for f in _list(rec["supporting_facts"], Path(path), HOTPOT)}
+            gold = tuple(ids[t] for t in ids if t in wanted)
+            qid = str(rec.get("_id") or rec.get("id"))
+            qtype = str(rec.get("type") or "unknown")
+            questions.append(Question(qid, str(rec["question"]), qtype, gold))
+    return EvalSet("hotpotqa", corpus.passages, questions)
+
+
+def _list(value: Any, path: Path, expected: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _bad_file(path, expected, f"a list was expected, found {type(value).__name__}")
+    return value
