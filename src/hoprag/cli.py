@@ -1219,9 +1219,11 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
     mc.set_defaults(func=cmd_mcp, ann_overquery=1)
 
+    from hoprag.cli_eval import add_eval_parser
     from hoprag.cli_link import add_link_parser
 
     add_link_parser(sub)
+    add_eval_parser(sub)
     return p
 
 

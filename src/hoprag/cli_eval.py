@@ -1,0 +1,142 @@
+"""`hoprag eval`: retrieval quality on multi-hop QA data (see `hoprag.evaluation`).
+
+`hoprag eval --dataset 2wiki --data DIR --json OUT` reads the data set's files in DIR, runs the
+methods (all by default) over its questions on a MemoryStore and prints recall@5 and recall@10
+with 95% intervals, milliseconds per query, results per query and recall per question type;
+OUT gets the same figures as JSON. The files looked for in DIR: for `2wiki`, `2wiki*corpus*.json`
+and `2wiki*question*.json`; for `musique` and `hotpotqa`, every `musique*.json[l]` or
+`hotpotqa*.json[l]` (their corpus is the union of the files' paragraphs). Everything is checked
+before the corpus is embedded."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+DATASETS = ("2wiki", "musique", "hotpotqa")
+
+
+def add_eval_parser(sub: Any) -> None:
+    """Register `hoprag eval` on the command line's subparsers."""
+    from hoprag.evaluation.methods import METHODS
+
+    ev = sub.add_parser("eval", help="retrieval quality on multi-hop QA data (recall@5, @10)")
+    ev.add_argument("--dataset", required=True, choices=DATASETS)
+    ev.add_argument("--data", required=True, metavar="DIR", help="the directory of its files")
+    ev.add_argument("--questions", type=int, help="run this many questions, drawn with --seed")
+    ev.add_argument("--seed", type=int, default=0, help="the draw of --questions (default 0)")
+    ev.add_argument("--question-ids", metavar="FILE", help="run the questions whose ids FILE "
+                    "lists (one per line, or a JSON list)")  # fmt: skip
+    ev.add_argument("--store", default="memory", choices=["memory", "cassandra"])
+    ev.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
+    ev.add_argument("--methods", default=",".join(METHODS),
+                    help=f"comma-separated, of {', '.join(METHODS)} (default: all)")  # fmt: skip
+    ev.add_argument("--json", required=True, metavar="OUT", help="write the figures here")
+    ev.set_defaults(func=cmd_eval)
+
+
+def data_files(dataset: str, data: Path) -> list[Path]:
+    """The data set's files in `data` (corpus first for 2wiki), or CliError naming what was
+    looked for."""
+    from hoprag.cli import CliError
+
+    if not data.is_dir():
+        raise CliError(f"--data {data} is not a directory", 2)
+    if dataset == "2wiki":
+        wanted = ["2wiki*corpus*.json", "2wiki*question*.json"]
+        found = [sorted(data.glob(p)) for p in wanted]
+        if not all(found):
+            raise CliError(f"--data {data} has no {' or '.join(wanted)} (2wiki needs both)", 2)
+        return [found[0][0], found[1][0]]
+    files = sorted(p for p in data.glob(f"{dataset}*.json*") if p.suffix in (".json", ".jsonl"))
+    if not files:
+        raise CliError(f"--data {data} has no {dataset}*.json or {dataset}*.jsonl file", 2)
+    return files
+
+
+def _question_ids(path: str) -> list[str]:
+    from hoprag.cli import CliError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"--question-ids {path} cannot be read ({exc})", 2) from None
+    try:
+        ids = json.loads(text)
+    except json.JSONDecodeError:
+        ids = [line.strip() for line in text.splitlines() if line.strip()]
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        raise CliError(f"--question-ids {path} must list question ids (strings)", 2)
+    return ids
+
+
+def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], list[str] | None]:
+    """Everything `hoprag eval` can check before reading the data: files, methods, counts,
+    the output's directory."""
+    from hoprag.cli import CliError
+    from hoprag.evaluation.run import check_methods
+
+    if args.store != "memory":
+        raise CliError("--store cassandra is not available yet in hoprag eval; use memory", 2)
+    methods = check_methods([m.strip() for m in args.methods.split(",")])
+    if args.questions is not None and args.questions < 1:
+        raise CliError(f"--questions must be >= 1, got {args.questions}", 2)
+    if args.questions is not None and args.question_ids:
+        raise CliError("give --questions or --question-ids, not both", 2)
+    if not Path(args.json).parent.is_dir():
+        raise CliError(f"--json {args.json}: the directory does not exist", 2)
+    ids = _question_ids(args.question_ids) if args.question_ids else None
+    return data_files(args.dataset, Path(args.data)), methods, ids
+
+
+def load_set(dataset: str, files: list[Path]) -> Any:
+    from hoprag.evaluation import load_2wiki, load_hotpotqa, load_musique
+
+    if dataset == "2wiki":
+        return load_2wiki(files[0], files[1])
+    return load_musique(files) if dataset == "musique" else load_hotpotqa(files)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """`hoprag eval`: check, read, sample, embed and run, print the table, write the JSON."""
+    from hoprag.cli import Progress, make_embedding
+    from hoprag.evaluation.run import aevaluate, sample_questions
+    from hoprag.sync import run_sync
+
+    files, methods, ids = check_eval_args(args)
+    evalset = load_set(args.dataset, files)
+    asked = sample_questions(evalset.questions, count=args.questions, seed=args.seed, ids=ids)
+    embedding = make_embedding(args.embedding)
+    dropped = sum(evalset.dropped.values())
+    print(f"{args.dataset}: {len(evalset.passages)} passages, {len(asked)} questions"
+          + (f" ({dropped} dropped: {evalset.dropped})" if dropped else ""))  # fmt: skip
+    progress = Progress(len(asked), label="eval")
+    run = functools.partial(aevaluate, evalset, methods=methods, embedding=embedding,
+                            questions=asked, progress=progress.update)  # fmt: skip
+    figures = run_sync(run)
+    progress.close()
+    figures["embedding"] = args.embedding
+    print_figures(figures)
+    Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def print_figures(figures: dict[str, Any]) -> None:
+    """The methods side by side: recalls with intervals, time, results; then by type."""
+    print(f"{'method':<12} {'recall@5':>8} {'95% CI':>13} {'recall@10':>9} {'ms/q':>7} "
+          f"{'results':>7}")  # fmt: skip
+    for name, m in figures["methods"].items():
+        lo, hi = m["ci95@5"]
+        print(
+            f"{name:<12} {m['recall@5']:8.3f} {f'{lo:.3f}-{hi:.3f}':>13} "
+            f"{m['recall@10']:9.3f} {m['ms_per_query']:7.2f} {m['results_per_query']:7.1f}"
+        )
+    print(f"(embedding a question: {figures['embedding_ms_per_query']:.1f} ms, not counted)")
+    types = sorted({t for m in figures["methods"].values() for t in m["by_type"]})
+    print("recall@5 by type: " + "; ".join(
+        f"{t} " + ", ".join(f"{n} {m['by_type'][t]['recall@5']:.3f}"
+                            for n, m in figures["methods"].items() if t in m["by_type"])
+        for t in types))  # fmt: skip

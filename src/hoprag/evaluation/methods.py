@@ -1,0 +1,92 @@
+"""The retrieval methods `hoprag eval` compares, over one corpus held in a store.
+
+* `vector`: the store's vector search, top k.
+* `lexical`: BM25 over the passages' text (`hoprag.lexical`), top k.
+* `hybrid`: reciprocal rank fusion of the top 60 of each (`1 / (60 + rank)` summed).
+* `recommended`: the recipe this project recommends for multi-hop questions, the same for
+  every data set: edges from the text (each passage's `mentions` of other passages' titles,
+  `hoprag.linking`, followed both ways), an Eager traversal of depth 1 from the 3 best vector
+  matches and the 2 best lexical ones, in admission order, and `k` results always: when the
+  traversal admits fewer, the rest come from `hybrid`'s order.
+
+Each method takes the question's text and its embedding (embedded once beforehand, so that a
+method's time excludes the embedding) and returns passage ids, best first."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hoprag.documents import Document
+from hoprag.lexical import Bm25Index
+from hoprag.linking import LinkReport, link_documents
+
+RRF_C = 60
+FUSED_DEPTH = 60
+EDGES = [("mentions", "$id"), ("$id", "mentions")]
+METHODS = ("vector", "lexical", "hybrid", "recommended")
+
+Method = Callable[[str, Sequence[float], int], Awaitable[list[str]]]
+
+
+def passage_documents(passages: Sequence[Any]) -> tuple[list[Document], LinkReport]:
+    """The corpus as Documents (content: title, a blank line, text; metadata: title and the
+    `mentions` found by linking) and the linking report."""
+    docs = [Document(p.id, f"{p.title}\n\n{p.text}", {"title": p.title}) for p in passages]
+    return link_documents(docs)
+
+
+def fuse(rankings: Sequence[Sequence[str]], k: int) -> list[str]:
+    """Reciprocal rank fusion of `rankings`, top `k` (equal sums by first appearance)."""
+    score: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc_id in enumerate(ranking, 1):
+            score[doc_id] = score.get(doc_id, 0.0) + 1.0 / (RRF_C + rank)
+    order = {d: i for i, d in enumerate(dict.fromkeys(d for r in rankings for d in r))}
+    return sorted(score, key=lambda d: (-score[d], order[d]))[:k]
+
+
+@dataclass
+class Retrievers:
+    """The methods over one store and one lexical index of the same corpus."""
+
+    store: Any
+    lexical: Bm25Index
+
+    async def vector(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
+        from hoprag.search import asearch
+
+        nodes = await asearch(None, store=self.store, k=k, query_embedding=embedding)
+        return [n.id for n in nodes]
+
+    async def lexical_ids(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
+        return [i for i, _ in self.lexical.search(question, k)]
+
+    async def hybrid(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
+        vec = await self.vector(question, embedding, FUSED_DEPTH)
+        lex = await self.lexical_ids(question, embedding, FUSED_DEPTH)
+        return fuse([vec, lex], k)
+
+    async def recommended(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
+        from hoprag import Eager, atraverse
+
+        roots = await self.lexical_ids(question, embedding, 2)
+        strategy = Eager(select_k=k, start_k=3, adjacent_k=10, max_depth=1)
+        nodes = await atraverse(None, store=self.store, edges=EDGES, strategy=strategy,
+                                initial_root_ids=roots, query_embedding=embedding)  # fmt: skip
+        got = list(dict.fromkeys(n.id for n in nodes))[:k]
+        if len(got) < k:
+            seen = set(got)
+            rest = await self.hybrid(question, embedding, k + len(got))
+            got += [d for d in rest if d not in seen][: k - len(got)]
+        return got
+
+    def method(self, name: str) -> Method:
+        """The method called `name` (one of METHODS)."""
+        return {
+            "vector": self.vector,
+            "lexical": self.lexical_ids,
+            "hybrid": self.hybrid,
+            "recommended": self.recommended,
+        }[name]
