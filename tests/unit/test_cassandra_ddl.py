@@ -99,3 +99,37 @@ def test_a_schema_change_without_agreement_waits_for_it_and_then_fails_naming_it
     never = Session([Node("a")], agreed=False, control=Control(agree_after=10**9))
     with pytest.raises(StoreError, match=r"did not agree on the schema within 0s after: ALTER"):
         execute_ddl(never, "ALTER TABLE k.t ADD x int", timeout=0.0)
+
+
+class Listing:
+    """A session whose index listing fails the first times as the node's virtual table does
+    while another keyspace is dropped, then lists the indexes as queryable."""
+
+    def __init__(self, failures: int, other: str = "t_other") -> None:
+        self.failures = failures
+        self.other = other
+        self.asked = 0
+
+    def execute(self, statement: str, values: tuple[str, ...]) -> list[Any]:
+        self.asked += 1
+        if self.asked <= self.failures:
+            raise RuntimeError(f"Server error: IllegalArgumentException: Unknown keyspace "
+                               f"{self.other}")  # fmt: skip
+
+        @dataclass
+        class Row:
+            index_name: str
+            is_queryable: bool = True
+
+        return [Row("t_embedding_idx"), Row("t_tokens_idx")]
+
+
+def test_waiting_for_indexes_asks_again_when_another_keyspace_changed_under_the_listing() -> None:
+    from hoprag.stores.cassandra.schema import wait_queryable
+
+    session = Listing(failures=2)
+    wait_queryable(session, "ks", ["t_embedding_idx", "t_tokens_idx"], timeout=10)
+    assert session.asked == 3
+    own = Listing(failures=1, other="ks")  # the keyspace waited for is gone: an error
+    with pytest.raises(RuntimeError, match="Unknown keyspace ks"):
+        wait_queryable(own, "ks", ["t_embedding_idx"], timeout=10)

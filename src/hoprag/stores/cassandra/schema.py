@@ -80,18 +80,37 @@ def index_names(table: str) -> list[str]:
     return [f"{tb}_embedding_idx", f"{tb}_tokens_idx"]
 
 
+_UNKNOWN_KEYSPACE = re.compile(r"Unknown keyspace (\w+)")
+
+
+def _queryable(session: Any, keyspace: str) -> set[str] | None:
+    """The queryable SAI indexes of `keyspace`, or None when the node could not list them
+    this time: its virtual table walks every keyspace and fails with "Unknown keyspace
+    <another>" when another client drops or creates one during the read (seen with two test
+    workers on one node)."""
+    try:
+        rows = session.execute(
+            "SELECT index_name, is_queryable FROM system_views.sai_column_indexes "
+            "WHERE keyspace_name = %s",
+            (keyspace,),
+        )
+    except Exception as exc:
+        unknown = _UNKNOWN_KEYSPACE.search(str(exc))
+        if unknown and unknown.group(1) != keyspace:
+            return None
+        raise
+    return {r.index_name for r in rows if r.is_queryable}
+
+
 def wait_queryable(session: Any, keyspace: str, indexes: list[str], timeout: float = 120) -> None:
-    """Block until every named SAI index of `keyspace` reports `is_queryable`."""
+    """Block until every named SAI index of `keyspace` reports `is_queryable` (a listing that
+    failed because of another keyspace's schema change is asked again)."""
     ks = check_name(keyspace, what="keyspace")
     deadline = time.monotonic() + timeout
     pending = set(indexes)
     while pending:
-        rows = session.execute(
-            "SELECT index_name, is_queryable FROM system_views.sai_column_indexes "
-            "WHERE keyspace_name = %s",
-            (ks,),
-        )
-        pending = set(indexes) - {r.index_name for r in rows if r.is_queryable}
+        ready = _queryable(session, ks)
+        pending = set(indexes) - (ready or set())
         if not pending:
             return
         if time.monotonic() > deadline:
