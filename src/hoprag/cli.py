@@ -274,9 +274,12 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
 class Progress:
     """A one-line progress bar on a terminal (rate and ETA), plain periodic lines otherwise."""
 
-    def __init__(self, total: int | None, *, label: str, out: TextIO = sys.stderr) -> None:
+    def __init__(
+        self, total: int | None, *, label: str, out: TextIO = sys.stderr, unit: str = "docs"
+    ) -> None:
         self.total = total
         self.label = label
+        self.unit = unit
         self.out = out
         self.start = time.monotonic()
         self.done = 0
@@ -304,10 +307,12 @@ class Progress:
             eta = f"ETA {_fmt_s(left)}" if math.isfinite(left) else "ETA ?"
             bar = "#" * int(frac * 24)
             line = (
-                f"{self.label} [{bar:<24}] {done}/{self.total} {frac:6.1%} {rate:7.0f} docs/s {eta}"
+                f"{self.label} [{bar:<24}] {done}/{self.total} {frac:6.1%} {rate:7.0f} "
+                f"{self.unit}/s {eta}"
             )
         else:
-            line = f"{self.label} {done} docs {rate:7.0f} docs/s {_fmt_s(elapsed)}"
+            u = self.unit
+            line = f"{self.label} {done} {u} {rate:7.0f} {u}/s {_fmt_s(elapsed)}"
         if self._tty:
             self.out.write("\r" + line)
         else:

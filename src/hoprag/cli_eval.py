@@ -113,7 +113,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     dropped = sum(evalset.dropped.values())
     print(f"{args.dataset}: {len(evalset.passages)} passages, {len(asked)} questions"
           + (f" ({dropped} dropped: {evalset.dropped})" if dropped else ""))  # fmt: skip
-    progress = Progress(len(asked), label="eval")
+    progress = Progress(len(asked), label="eval", unit="questions")
     run = functools.partial(aevaluate, evalset, methods=methods, embedding=embedding,
                             questions=asked, progress=progress.update)  # fmt: skip
     figures = run_sync(run)

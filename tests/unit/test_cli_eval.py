@@ -46,6 +46,7 @@ def test_eval_prints_and_writes_the_figures_of_every_method(tmp_path: Path) -> N
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "hotpotqa: 18 passages, 6 questions" in r.stdout
+    assert "eval [########################] 6/6 100.0%" in r.stderr and "questions/s" in r.stderr
     figures = json.loads(out.read_text())
     assert figures["questions"] == [f"h{i}" for i in range(6)]
     assert set(figures["methods"]) == {"vector", "lexical", "hybrid", "recommended"}
