@@ -120,7 +120,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     progress.close()
     figures["embedding"] = args.embedding
     print_figures(figures)
-    Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    from hoprag.cli_link import write_whole
+
+    write_whole(Path(args.json), [json.dumps(figures, indent=2)])
     return 0
 
 

@@ -121,17 +121,17 @@ def cmd_link(args: argparse.Namespace) -> int:
     replaced = sum(args.field in r for r in records)
     for record, doc in zip(records, linked, strict=True):
         record[args.field] = doc.metadata[args.field]
-    _write_whole(Path(args.out), (json.dumps(r, ensure_ascii=False) for r in records))
+    write_whole(Path(args.out), (json.dumps(r, ensure_ascii=False) for r in records))
     print(f"wrote {len(records)} records to {args.out}: {report.summary()}")
     if replaced:
         print(f"{args.field!r} replaced what {replaced} records held", file=sys.stderr)
     if args.report:
         figures = {**report.as_dict(), "field": args.field, "replaced": replaced}
-        _write_whole(Path(args.report), [json.dumps(figures, indent=2)])
+        write_whole(Path(args.report), [json.dumps(figures, indent=2)])
     return 0
 
 
-def _write_whole(path: Path, lines: Any) -> None:
+def write_whole(path: Path, lines: Any) -> None:
     """Write `lines` to `path` through a temporary file in the same directory, renamed into
     place at the end: a reader never sees half a file, and a failure leaves none."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
