@@ -142,6 +142,18 @@ def test_number_ranges_select_what_python_comparison_selects(
     assert _range(cassandra_session, typed, "n", op, bound) == want
 
 
+async def test_a_store_opened_on_a_typed_table_answers_a_range_as_its_first_call(
+    cassandra_session: Any, typed: CassandraStore, typed_keyspace: str
+) -> None:
+    # The declared fields are read at set-up: a new store (with or without `fields`) whose
+    # first call is a ranged search must know them before it checks the filter.
+    want = {i for i, v in NUMBERS.items() if v >= 2**60}
+    for fields in ({}, {"fields": {"n": "number"}}):
+        fresh = _store(cassandra_session, typed_keyspace, **fields)
+        hits = await fresh.asearch(EMB("number"), k=30, filter={"n": {"$gte": 2**60}})
+        assert {h.id for h in hits} == want
+
+
 def test_date_columns_hold_utc_microseconds_and_nothing_for_non_dates(
     cassandra_session: Any, typed: CassandraStore
 ) -> None:

@@ -300,9 +300,10 @@ class CassandraStore(Store):
         packed, once for the whole run.
         Its queries hold slots of a `max_concurrency` limiter (and of `max_in_flight`)."""
         compiled = compile_filter(filter)
-        self.layout.check_filter(compiled)
         limit = check_int("max_concurrency", max_concurrency, minimum=1)
         await self.asetup()
+        # After set-up: a range needs the table's declared fields, which set-up reads.
+        self.layout.check_filter(compiled)
         vector = None
         if embedding is not None:
             arr = check_vector(embedding, dimension=self.dimension, what="query embedding")
