@@ -6,11 +6,13 @@ equality-only language of a cassio (LangChain) table."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from keyspaces import new_keyspace
 
 from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
@@ -34,18 +36,32 @@ a CassandraStore reads a declared field's typed column (values of other types le
 lists are read through the field's list marker)."""
 
 
+@pytest.fixture(scope="module")
+def shared_tables(cassandra_session: Any) -> tuple[str, dict[str, str]]:
+    """The module's keyspace of shared tables, and its tables by the documents they hold."""
+    return new_keyspace(cassandra_session), {}
+
+
+def _holding(embedding: Any, documents: list[Document], fields: Mapping[str, str]) -> str:
+    """A key naming a table's content: the embedding, every document and the declared fields."""
+    rows = [(d.id, d.content, d.metadata, d.embedding) for d in documents]
+    text = repr((repr(embedding), rows, sorted(fields.items())))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 @pytest.fixture
-def store_factory(cassandra_session: Any, keyspace: str) -> StoreFactory:
+def store_factory(
+    cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
+) -> StoreFactory:
+    def open_store(embedding: Any, space: str, table: str, fields: Mapping[str, str]) -> Any:
+        return CassandraStore(
+            embedding, keyspace=space, table=table, session=cassandra_session, fields=fields
+        )
+
     async def make(
         embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
     ) -> CassandraStore:
-        store = CassandraStore(
-            embedding,
-            keyspace=keyspace,
-            table="docs",
-            session=cassandra_session,
-            fields=RANGE_FIELDS | dict(fields or {}),
-        )
+        store = open_store(embedding, keyspace, "docs", RANGE_FIELDS | dict(fields or {}))
         # One insert at a time: the memtable's vector graph built from concurrent inserts is
         # not deterministic, and about one load in twelve answered a top-1 search with the
         # second-best of these 12 rows (docs/cassandra.md); built in one order it answers the
@@ -53,6 +69,23 @@ def store_factory(cassandra_session: Any, keyspace: str) -> StoreFactory:
         await store.aadd(documents, concurrency=1)
         return store
 
+    async def shared(
+        embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
+    ) -> CassandraStore:
+        """A store over a table of the module's keyspace holding `documents`, loaded by the
+        first test that asks for it (a fresh table costs about a second of schema changes
+        here; the tests that only read share one)."""
+        space, tables = shared_tables
+        declared = RANGE_FIELDS | dict(fields or {})
+        key = _holding(embedding, documents, declared)
+        if key in tables:
+            return open_store(embedding, space, tables[key], declared)
+        store = open_store(embedding, space, f"shared{len(tables)}", declared)
+        await store.aadd(documents, concurrency=1)
+        tables[key] = store.table
+        return store
+
+    make.shared = shared  # type: ignore[attr-defined]
     return make
 
 

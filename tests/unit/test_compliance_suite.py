@@ -51,18 +51,69 @@ class TestStore(StoreCompliance):
 '''
 
 
-def _run(tmp_path: Path, cls: str, deviations: dict[str, str]) -> dict[str, str]:
-    """Outcome per test name of the suite run on `cls` with `deviations`."""
+SHARING_STORE = """
+import pytest
+from hoprag import Document
+from hoprag.stores import MemoryStore
+from hoprag.testing import StoreCompliance
+from hoprag.testing import writes
+
+MADE = {"fresh": 0, "shared": 0}
+
+
+@pytest.fixture
+def store_factory():
+    async def make(embedding, documents):
+        MADE["fresh"] += 1
+        store = MemoryStore(embedding)
+        await store.aadd(documents)
+        return store
+
+    async def shared(embedding, documents):
+        MADE["shared"] += 1
+        store = MemoryStore(embedding)
+        await store.aadd(documents)
+        return store
+
+    make.shared = shared
+    return make
+
+
+class TestStore(StoreCompliance):
+    async def test_write_unmarked(self, store):
+        await store.aadd([Document("x", "x", {}, [1.0] + [0.0] * 7)])
+
+    @writes
+    async def test_write_marked(self, store):
+        await store.aadd([Document("x", "x", {}, [1.0] + [0.0] * 7)])
+        assert len(await store.aget(["x"])) == 1
+
+    def test_zz_counts(self):
+        print("MADE", MADE)
+"""
+
+
+def _run(
+    tmp_path: Path,
+    cls: str,
+    deviations: dict[str, str],
+    select: str | None = None,
+    source: str = BROKEN_STORE,
+) -> dict[str, str]:
+    """Outcome per test name of the suite run on `cls` with `deviations` (only the tests
+    `select` names, a `-k` expression, when given)."""
     (tmp_path / "test_third_party.py").write_text(
-        BROKEN_STORE.format(cls=cls, deviations=json.dumps(deviations))
+        source.format(cls=cls, deviations=json.dumps(deviations))
     )
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_mode = auto\n")
     report = tmp_path / "report.txt"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA",
-         f"--junitxml={report}", "test_third_party.py"],
+    only = ["-k", select] if select else []
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-rA",
+         f"--junitxml={report}", *only, "test_third_party.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
+    (tmp_path / "output.txt").write_text(r.stdout + r.stderr)
     outcomes: dict[str, str] = {}
     for case in ET.parse(report).getroot().iter("testcase"):
         name = case.get("name", "").split("[")[0]
@@ -76,7 +127,8 @@ def _run(tmp_path: Path, cls: str, deviations: dict[str, str]) -> dict[str, str]
 
 
 def test_the_suite_fails_a_store_that_ignores_the_filter(tmp_path: Path) -> None:
-    outcomes = _run(tmp_path, "FilterlessStore", {})
+    select = "test_search_filter or test_filter_on_list or test_search_order_and_k"
+    outcomes = _run(tmp_path, "FilterlessStore", {}, select)
     assert outcomes["test_search_filter"] == "failed"
     assert outcomes["test_filter_on_list_and_nested_fields"] == "failed"
     assert outcomes["test_search_order_and_k"] == "passed"  # the rest still holds
@@ -88,6 +140,7 @@ def test_a_documented_deviation_must_fail_and_a_stale_one_is_reported(tmp_path: 
         tmp_path,
         "FilterlessStore",
         {"test_search_filter": reason, "test_search_k_zero": "claimed but untrue"},
+        "test_search_filter or test_search_k_zero",
     )
     assert outcomes["test_search_filter"] == "xfailed"
     assert outcomes["test_search_k_zero"] == "failed"  # strict: a deviation that passes fails
@@ -96,3 +149,18 @@ def test_a_documented_deviation_must_fail_and_a_stale_one_is_reported(tmp_path: 
 def test_the_reference_store_passes_the_suite_as_a_third_party_runs_it(tmp_path: Path) -> None:
     outcomes = _run(tmp_path, "MemoryStore", {})
     assert outcomes and set(outcomes.values()) == {"passed"}
+
+
+def test_tests_that_only_read_share_a_store_and_an_unmarked_write_to_it_fails(
+    tmp_path: Path,
+) -> None:
+    outcomes = _run(tmp_path, "", {}, source=SHARING_STORE.replace("{", "{{").replace("}", "}}"))
+    assert outcomes["test_write_unmarked"] == "failed"
+    assert outcomes["test_write_marked"] == "passed"
+    assert outcomes["test_search_filter"] == outcomes["test_upsert_replaces"] == "passed"
+    output = (tmp_path / "output.txt").read_text()
+    assert "test_write_unmarked called aadd on a store shared between tests" in output
+    made = json.loads(output.split("MADE ", 1)[1].splitlines()[0].replace("'", '"'))
+    # Every test marked @writes (and the suite's own writers) got a fresh store; the rest,
+    # most of the suite, the shared one.
+    assert 0 < made["fresh"] < made["shared"]

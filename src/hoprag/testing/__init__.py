@@ -17,10 +17,14 @@ A factory that takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `a
 tests, for stores that resolve declared fields only (`CassandraStore(..., fields=fields)`);
 factories without it are called as before.
 
+A factory may also offer `make.shared`, called like `make`: a store over the documents that
+it may reuse between tests (see `StoreFactory`). The suite uses it only in tests that do not
+write, and refuses writes to it; a test of your own that writes marks itself `@writes`.
+
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""
 
-from hoprag.testing.compliance import StoreCompliance, StoreFactory
+from hoprag.testing.compliance import StoreCompliance, StoreFactory, writes
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
     RESOLVE_FIELDS,
@@ -37,4 +41,5 @@ __all__ = [
     "compliance_documents",
     "resolve_documents",
     "unit_vectors",
+    "writes",
 ]

@@ -11,7 +11,7 @@ import inspect
 import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import pytest
@@ -41,7 +41,63 @@ StoreFactory = Callable[..., Awaitable[Store]]
 """`await factory(embedding, documents)`: a fresh store holding exactly `documents`. A factory
 that also takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `aresolve` tests: a
 store that needs declared fields declares them (`{field: "entity", ...}`). Factories without
-it are called as before."""
+it are called as before.
+
+A factory may also have a `shared` attribute, called the same way: a store over `documents`
+that it may have loaded for an earlier test and reuses (a store whose set-up is costly, such
+as a Cassandra table with its indexes, then loads the suite's documents once). The suite asks
+for it only in tests that do not write (those not marked `@writes`), and turns the shared
+store's write methods into failures for the test's duration, so that a test that writes
+without being marked fails instead of changing what later tests read."""
+
+WRITE_METHODS = ("aadd", "adelete", "adeclare_fields")
+"""The store methods that change what a store holds: refused on a shared store."""
+
+_Test = TypeVar("_Test", bound=Callable[..., Any])
+
+
+def writes(test: _Test) -> _Test:
+    """Mark a suite test that writes to its store: it always gets a fresh store from the
+    factory, never a shared one."""
+    test.compliance_writes = True  # type: ignore[attr-defined]
+    return test
+
+
+def _writes(request: pytest.FixtureRequest) -> bool:
+    return bool(getattr(request.function, "compliance_writes", False))
+
+
+def _refuse_writes(store: Any, test: str) -> bool:
+    """Make `store`'s write methods raise AssertionError naming `test`; False when the store
+    does not allow it (its instance attributes cannot be set)."""
+    for name in WRITE_METHODS:
+        if not callable(getattr(store, name, None)):
+            continue
+
+        async def refuse(*args: Any, _name: str = name, **kwargs: Any) -> None:
+            raise AssertionError(
+                f"{test} called {_name} on a store shared between tests; mark the test "
+                "@writes (hoprag.testing.compliance) so that it gets a store of its own"
+            )
+
+        try:
+            setattr(store, name, refuse)
+        except (AttributeError, TypeError):
+            return False
+    return True
+
+
+async def _store_for(
+    request: pytest.FixtureRequest, factory: StoreFactory, *args: Any, **kwargs: Any
+) -> Any:
+    """The factory's shared store for a test that does not write (when the factory shares
+    stores and the store lets its writes be refused), else a fresh one."""
+    shared = getattr(factory, "shared", None)
+    if shared is not None and not _writes(request):
+        store = await shared(*args, **kwargs)
+        if _refuse_writes(store, request.node.name):
+            return store
+    return await factory(*args, **kwargs)
 
 
 def _takes_fields(factory: Callable[..., Any]) -> bool:
@@ -168,9 +224,10 @@ class StoreCompliance:
         return compliance_documents()
 
     @pytest_asyncio.fixture
-    async def store(self, store_factory: StoreFactory, docs: list[Document]) -> AsyncIterator[Any]:
-        store = await store_factory(HashEmbedding(COMPLIANCE_DIM), docs)
-        yield store
+    async def store(
+        self, request: pytest.FixtureRequest, store_factory: StoreFactory, docs: list[Document]
+    ) -> AsyncIterator[Any]:
+        yield await _store_for(request, store_factory, HashEmbedding(COMPLIANCE_DIM), docs)
 
     # -- search -----------------------------------------------------------------------------
 
@@ -325,6 +382,7 @@ class StoreCompliance:
         assert {n.id for n in result} == {"d10", "d9", "d8"}
         assert {n.id: n.depth for n in result}["d9"] == 1
 
+    @writes
     async def test_traversal_keeps_true_and_one_apart(self, store: Store) -> None:
         # A bool is not a number: the edges v=True and v=1 are two edges, each followed.
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
@@ -549,6 +607,7 @@ class StoreCompliance:
         adj = await store.aadjacent(MetadataEdge("type", "mammal"), q, k=12, filter=flt)
         assert set(_ids(adj)) == expected & {"d0", "d1", "d8", "d11"}
 
+    @writes
     async def test_range_filter_compares_big_ints_and_floats_exactly(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
         await store.aadd(
@@ -582,6 +641,7 @@ class StoreCompliance:
         assert await found({"pids": {"$gt": 0, "$lt": 1}}) == {"f53"}
         assert await found({"pids": {"$gte": 1, "$lte": 1}}) == {"big"}
 
+    @writes
     async def test_range_filter_on_iso_dates(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
         rows: dict[str, dict[str, Any]] = {
@@ -675,6 +735,7 @@ class StoreCompliance:
         assert all(matches(compiled, n.metadata) for n in result)
         assert {n.id: n.depth for n in result} == depths
 
+    @writes
     @pytest.mark.parametrize(
         "value",
         [
@@ -861,6 +922,7 @@ class StoreCompliance:
             with pytest.raises(InvalidInputError, match="edge"):
                 await prepared.aadjacent_many([edge], k=3)  # type: ignore[list-item]
 
+    @writes
     async def test_bad_documents_are_invalid_input_and_write_nothing(self, store: Store) -> None:
         good = Document("ok", "fine", {"type": "x"}, [0.5] * COMPLIANCE_DIM)
         bad_batches: list[Any] = [
@@ -879,6 +941,7 @@ class StoreCompliance:
 
     # -- the metadata type model: the same values kept, compared and refused by every store ----
 
+    @writes
     async def test_ints_beyond_2_to_53_stay_distinct_in_filters_and_edges(
         self, store: Store
     ) -> None:
@@ -902,6 +965,7 @@ class StoreCompliance:
         assert got["big1"]["pid"] == 2**60 + 1 and type(got["big1"]["pid"]) is int
         assert got["max"] == {"pid": MAX_INT, "pids": [MIN_INT]}
 
+    @writes
     async def test_numbers_in_lists_compare_by_value(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
         await store.aadd([Document("pairs", "p", {"pair": [[1.0, 2]], "flat": [1.0, 2]}, vec)])
@@ -911,6 +975,7 @@ class StoreCompliance:
         assert _ids(await store.aadjacent(MetadataEdge("pair", [1, 2]), q, k=20)) == ["pairs"]
         assert await store.asearch(q, k=20, filter={"flat": [True, 2]}) == []
 
+    @writes
     async def test_metadata_is_normalized_the_same_way_by_every_store(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
         given = {
@@ -944,6 +1009,7 @@ class StoreCompliance:
             assert _ids(await store.asearch(q, k=20, filter=flt)) == ["np"], flt
         assert await store.asearch(q, k=20, filter={"b": 1}) == []  # a bool is not a number
 
+    @writes
     @pytest.mark.parametrize(
         ("metadata", "field", "shown"),
         [
@@ -981,6 +1047,7 @@ class StoreCompliance:
         assert caught.value.allowed
         assert await store.aget(["ok", "bad-doc"]) == []
 
+    @writes
     @pytest.mark.parametrize(("doc_id", "content"), [("bad\ud800", "text"), ("bad", "text \udc00")])
     async def test_ids_and_content_with_lone_surrogates_are_refused(
         self, store: Store, doc_id: str, content: str
@@ -1016,6 +1083,7 @@ class StoreCompliance:
         assert set(_ids(await store.asearch(q, k=12, filter={"flag": np.bool_(True)}))) == {"d3"}
         assert _ids(await store.asearch(q, k=12, filter={"n": np.float32(2.5)})) == ["d4"]
 
+    @writes
     @pytest.mark.parametrize(
         "vec",
         [
@@ -1063,6 +1131,7 @@ class StoreCompliance:
         assert "d1" in _ids(await store.asearch(q, k=12, filter={"loc.city": "Oslo"}))
         assert await store.asearch(q, k=12, filter={"loc.city": "Lima"}) == []
 
+    @writes
     async def test_added_documents_are_copied_on_the_way_in(self, store: Store) -> None:
         vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
         mine = Document("mine", "m", {"type": "kept", "tags": ["a"]}, list(vec))
@@ -1097,6 +1166,7 @@ class StoreCompliance:
 
     # -- writes -----------------------------------------------------------------------------
 
+    @writes
     async def test_upsert_replaces(self, store: Store) -> None:
         vec = [1.0] + [0.0] * (COMPLIANCE_DIM - 1)
         await store.aadd([Document("d0", "replaced", {"type": "rock", "keywords": ["hard"]}, vec)])
@@ -1110,6 +1180,7 @@ class StoreCompliance:
         assert top.score == pytest.approx(1.0, abs=TOL)
         assert len(await store.asearch(vec, k=50)) == 12
 
+    @writes
     async def test_add_embeds_documents_without_embedding(self, store: Store) -> None:
         emb = HashEmbedding(COMPLIANCE_DIM)
         await store.aadd([Document("new", "a brand new text", {"type": "new"})])
@@ -1412,13 +1483,12 @@ class StoreCompliance:
     # -- entity resolution (aresolve) -------------------------------------------------------
 
     @pytest_asyncio.fixture
-    async def names(self, store_factory: StoreFactory) -> AsyncIterator[Any]:
+    async def names(
+        self, request: pytest.FixtureRequest, store_factory: StoreFactory
+    ) -> AsyncIterator[Any]:
         emb, docs = HashEmbedding(COMPLIANCE_DIM), resolve_documents()
-        if _takes_fields(store_factory):
-            store = await store_factory(emb, docs, fields=dict(RESOLVE_FIELDS))
-        else:
-            store = await store_factory(emb, docs)
-        yield store
+        fields = {"fields": dict(RESOLVE_FIELDS)} if _takes_fields(store_factory) else {}
+        yield await _store_for(request, store_factory, emb, docs, **fields)
 
     async def test_resolve_ranks_exact_then_token_matches_with_document_counts(
         self, names: Store
@@ -1462,6 +1532,7 @@ class StoreCompliance:
         assert await names.aresolve("1", ["cast"]) == []
         assert await names.aresolve("true", ["cast"]) == []
 
+    @writes
     async def test_resolve_leaves_out_values_no_document_carries_any_more(
         self, names: Store
     ) -> None:
