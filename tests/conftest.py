@@ -40,7 +40,7 @@ GROUPS = {
     "tests/integration/test_cluster_restart.py": "clusters",
     "tests/integration/test_soak.py": "clusters",
 }
-SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 4}
+SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 2}
 FIRST = (
     "clusters",
     "films",
