@@ -1,0 +1,67 @@
+"""The test run's own xdist scheduler (tests/conftest.py): modules and groups are units, and the
+units start in the suite's order, long ones first, whatever their count of tests."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import conftest
+
+
+class _Node:
+    """A stand-in for an xdist worker controller: records the test indexes it is sent."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = SimpleNamespace(id=name)
+        self.sent: list[int] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent += indexes
+
+    def send_runtest_all(self) -> None:  # pragma: no cover - not used by scope scheduling
+        raise AssertionError("scope scheduling sends units, not everything")
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def _scheduler(workers: int) -> Any:
+    option = SimpleNamespace(tx=[f"{workers}*popen"], loadscopereorder=True, maxschedchunk=None)
+    get = lambda name: getattr(option, name, None)  # noqa: E731
+    config = SimpleNamespace(option=option, getvalue=get, getoption=get)
+    return conftest.pytest_xdist_make_scheduler(config, None)
+
+
+def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
+    collected = [
+        *(f"tests/unit/test_many.py::test_{i}" for i in range(40)),
+        *(f"tests/unit/test_more.py::test_{i}" for i in range(30)),
+        "tests/integration/test_cluster3.py::test_a",
+        "tests/integration/test_soak.py::test_b",
+    ]
+    items: list[Any] = [SimpleNamespace(nodeid=n) for n in collected]
+    conftest.pytest_collection_modifyitems(items)  # the long units first
+    collection = [item.nodeid for item in items]
+    sched = _scheduler(2)
+    nodes = [_Node("gw0"), _Node("gw1")]
+    for node in nodes:
+        sched.add_node(node)
+        sched.add_node_collection(node, collection)
+    sched.schedule()
+    # The 3-node group (two tests) goes to the first worker, whole, although the unit modules
+    # have twenty times as many tests; the other worker starts on the largest of those.
+    gw0 = [collection[i].split("::")[0] for i in nodes[0].sent]
+    assert gw0[:2] == ["tests/integration/test_cluster3.py", "tests/integration/test_soak.py"]
+    assert collection[nodes[1].sent[0]].startswith("tests/unit/test_many.py")
+
+
+def test_modules_of_a_group_are_one_unit_and_a_split_module_is_parts() -> None:
+    assert conftest.unit_of("tests/integration/test_soak.py::t") == "clusters"
+    assert conftest.unit_of("tests/integration/test_mcp.py::t") == "films"
+    parts = {
+        conftest.unit_of(f"tests/integration/test_cassandra_store_compliance.py::T::t{i}")
+        for i in range(50)
+    }
+    assert len(parts) == 2
