@@ -3,18 +3,17 @@ directory, and lays the run out for `pytest -n N` (pytest-xdist, as `scripts/tes
 
 * every test module is one unit of work, sent whole to one worker, so that a module's
   fixtures are set up once; modules that share a keyspace or a loaded table are one unit
-  (`GROUPS`); the Cassandra compliance suite, whose tests each make their own keyspace, is
-  split in `SPLIT` units;
+  (`GROUPS`); the Cassandra compliance suite is split in `SPLIT` units;
 * the units that take minutes come first (`FIRST`), so that no worker is left with one of
   them at the end while the other idles.
 
-The units are made by our own scheduler (`pytest_xdist_make_scheduler`): xdist's
+All of it lives in `scheduling.py`. The units are made by our own scheduler
+(`pytest_xdist_make_scheduler`), which keeps the suite's order of units: xdist's
 `--dist loadgroup` reads `xdist_group` marks through a node attribute that pytest 9 no
 longer has."""
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,61 +24,14 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-GROUPS = {
-    # the run's one films table (integration/conftest.py's films_demo), loaded by the demo
-    "tests/integration/test_demo_films.py": "films",
-    "tests/integration/test_tools_cassandra.py": "films",
-    "tests/integration/test_mcp.py": "films",
-    "tests/integration/test_scopes_cassandra.py": "films",
-    # keyspace hoprag_bench and the benchmark's proxy address
-    "tests/integration/test_bench_quick.py": "bench",
-    "tests/integration/test_bench_rounds.py": "bench",
-    # the 3-node clusters, one after the other on one worker: two of them at once beside the
-    # suite's node (seven JVMs on two cores) slowed a node's restart to minutes in CI
-    "tests/integration/test_cluster3.py": "clusters",
-    "tests/integration/test_cluster_restart.py": "clusters",
-    "tests/integration/test_soak.py": "clusters",
-}
-SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 2}
-FIRST = (
-    "clusters",
-    "films",
-    "bench",
-)
-
-
-def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to (its module, its group, or a part of a split
-    module)."""
-    module = nodeid.split("::", 1)[0]
-    parts = SPLIT.get(module)
-    if parts:
-        return f"{module}#{int(hashlib.sha1(nodeid.encode()).hexdigest(), 16) % parts}"
-    return GROUPS.get(module, module)
+from scheduling import long_units_first, make_scheduler  # noqa: E402
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the long units first (every worker collects, and so orders, the same way)."""
-    rank = {u: i for i, u in enumerate(FIRST)}
-    order = sorted(
-        range(len(items)),
-        key=lambda i: (rank.get(unit_of(items[i].nodeid).split("#")[0], len(FIRST)), i),
-    )
-    items[:] = [items[i] for i in order]
+    """Put the long units first (`scheduling.FIRST`)."""
+    long_units_first(items)
 
 
 def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
-    """xdist's scope scheduling with our units as the scopes."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class Units(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            return unit_of(nodeid)
-
-        def schedule(self) -> None:
-            # xdist re-sorts the units by their count of tests unless told not to, which put
-            # the 3-node unit (15 tests, 9 minutes) last and left a worker idle at the end.
-            self.config.option.loadscopereorder = False
-            super().schedule()
-
-    return Units(config, log)
+    """xdist's scope scheduling with our units as the scopes (`scheduling.make_scheduler`)."""
+    return make_scheduler(config, log)

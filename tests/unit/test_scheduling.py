@@ -1,4 +1,4 @@
-"""The test run's own xdist scheduler (tests/conftest.py): modules and groups are units, and the
+"""The test run's own xdist scheduler (tests/scheduling.py): modules and groups are units, and the
 units start in the suite's order, long ones first, whatever their count of tests."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-import conftest
+import scheduling
 
 
 class _Node:
@@ -31,7 +31,7 @@ def _scheduler(workers: int) -> Any:
     option = SimpleNamespace(tx=[f"{workers}*popen"], loadscopereorder=True, maxschedchunk=None)
     get = lambda name: getattr(option, name, None)  # noqa: E731
     config = SimpleNamespace(option=option, getvalue=get, getoption=get)
-    return conftest.pytest_xdist_make_scheduler(config, None)
+    return scheduling.make_scheduler(config, None)
 
 
 def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
@@ -42,7 +42,7 @@ def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
         "tests/integration/test_soak.py::test_b",
     ]
     items: list[Any] = [SimpleNamespace(nodeid=n) for n in collected]
-    conftest.pytest_collection_modifyitems(items)  # the long units first
+    scheduling.long_units_first(items)  # the long units first
     collection = [item.nodeid for item in items]
     sched = _scheduler(2)
     nodes = [_Node("gw0"), _Node("gw1")]
@@ -58,10 +58,10 @@ def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
 
 
 def test_modules_of_a_group_are_one_unit_and_a_split_module_is_parts() -> None:
-    assert conftest.unit_of("tests/integration/test_soak.py::t") == "clusters"
-    assert conftest.unit_of("tests/integration/test_mcp.py::t") == "films"
+    assert scheduling.unit_of("tests/integration/test_soak.py::t") == "clusters"
+    assert scheduling.unit_of("tests/integration/test_mcp.py::t") == "films"
     parts = {
-        conftest.unit_of(f"tests/integration/test_cassandra_store_compliance.py::T::t{i}")
+        scheduling.unit_of(f"tests/integration/test_cassandra_store_compliance.py::T::t{i}")
         for i in range(50)
     }
     assert len(parts) == 2
