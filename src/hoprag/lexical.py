@@ -32,6 +32,13 @@ def tokenize(text: str) -> list[str]:
     return [t for t in normalise(text).split(" ") if t and t not in STOPWORDS]
 
 
+def check_lexical_text(text: object) -> str:
+    """`text` if it is a string to search for, else InvalidInputError."""
+    if not isinstance(text, str):
+        raise invalid("query", text, "a text to search for (lexical starts need the query text)")
+    return text
+
+
 def idf(documents: int, frequency: int) -> float:
     """BM25's inverse document frequency of a term found in `frequency` of `documents`."""
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))

@@ -15,7 +15,8 @@ reads) are listed after the hop's figures."""
 @dataclass(slots=True)
 class HopStats:
     """One round of store queries. Hop 0 is the start (vector search plus initial roots). `queries`
-    counts store operations by kind (`search`, `get`, `adjacent`; a scoped search adds `match`,
+    counts store operations by kind (`search`, `get`, `adjacent`; a strategy's lexical starts
+    add `lexical`, one BM25 search of the query text; a scoped search adds `match`,
     one complete read per edge, and `filter`, a complete filtered read); `rows` the hits the
     store returned; `candidates` the new distinct documents the strategy considered (all new
     documents handed to it, or, for a strategy that bounds them itself like `Beam`, the ones it

@@ -36,7 +36,7 @@ from hoprag.scopes import Scope
 from hoprag.search import scoped_hits
 from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
 from hoprag.strategies.base import RunState, Strategy
 from hoprag.sync import run_sync
 from hoprag.validation import check_ids, check_int
@@ -123,8 +123,10 @@ class _Run:
         strategy: Strategy,
         stats: TraversalStats,
         speculation: int | str,
+        query_text: str | None = None,
     ) -> None:
         self.query = query
+        self.query_text = query_text
         self.edge_fn = edge_fn
         self.state = state
         self.strategy = strategy
@@ -172,7 +174,7 @@ class _Run:
 
     async def _start_hits(self, hop: HopStats, root_ids: Sequence[str]) -> list[Hit]:
         """The start search's hits followed by the initial roots', both asked at once."""
-        calls: list[Callable[[], Awaitable[list[Hit]]]] = []
+        calls: list[Callable[[], Awaitable[Sequence[Hit]]]] = []
         if self.strategy.start_k > 0:
             hop.queries["search"] += 1
             calls.append(functools.partial(self.start_search, k=self.strategy.start_k))
@@ -181,6 +183,11 @@ class _Run:
             calls.append(functools.partial(self.query.aget, root_ids))
         if self._speculation_arg == "auto":
             calls.append(self._measure_link)
+        if self.strategy.lexical_k > 0:
+            hop.queries["lexical"] = hop.queries.get("lexical", 0) + 1
+            assert self.query_text is not None  # checked with the arguments
+            calls.append(functools.partial(self.query.alexical, self.query_text,
+                                           k=self.strategy.lexical_k))  # fmt: skip
         hits = [hit for hits in await _gather(calls) for hit in hits]
         self.state.look_ahead_factor = self.speculation.plan.width
         return hits
@@ -193,16 +200,20 @@ class _Run:
         return []
 
     async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
-        """The start nodes (depth 0): vector search hits, then initial roots, each once."""
-        nodes: list[Node] = []
+        """The start nodes (depth 0): vector search hits, then initial roots, then lexical
+        hits, each once; a start that the lexical search also found carries its BM25 score
+        (`extra_metadata["_lexical_score"]`)."""
+        nodes: dict[str, Node] = {}
         for hit in await self._start_hits(hop, root_ids):
             hop.rows += 1
-            if hit.id in self.discovered:
-                continue
-            doc = hit.document
-            self.discovered.add(doc.id)
-            nodes.append(self._node(hit, Path((doc.id,)), self._edges_of(doc)))
-        return nodes
+            node = nodes.get(hit.id)
+            if node is None and hit.id not in self.discovered:
+                doc = hit.document
+                self.discovered.add(doc.id)
+                node = nodes[doc.id] = self._node(hit, Path((doc.id,)), self._edges_of(doc))
+            if node is not None and isinstance(hit, LexicalHit):
+                node.extra_metadata["_lexical_score"] = float(hit.lexical)
+        return list(nodes.values())
 
     # -- a hop: what to ask, ask, merge and rank, make nodes --------------------------------
 
@@ -475,6 +486,8 @@ def _check_args(
         raise invalid("query", None, "a query text, unless query_embedding is given")
     if query is not None and not isinstance(query, str):
         raise invalid("query", query, "a string (or None with query_embedding)")
+    if query is None and strategy.lexical_k > 0:
+        raise invalid("query", None, "a query text: the strategy's lexical_k starts search it")
     check_int("max_concurrency", max_concurrency, minimum=1)
     return check_ids(initial_root_ids, what="initial_root_ids")
 
@@ -575,6 +588,7 @@ def astream(
                 strategy=strategy,
                 stats=stats,
                 speculation=speculation,
+                query_text=query,
             )
             if scope is not None:
                 run.start_search = functools.partial(

@@ -193,3 +193,15 @@ def test_the_first_adds_of_two_threads_agree_on_one_dimension() -> None:
         t.join()
     assert sorted(outcomes)[-1] == "ok" and "dimension" in sorted(outcomes)[0]
     assert len(store) == 1 and store.dim in (2, 3)
+
+
+async def test_lexical_search_follows_upserts_and_reads_no_stale_text() -> None:
+    from hoprag.embeddings import HashEmbedding
+
+    store = MemoryStore(HashEmbedding(8))
+    await store.aadd([Document("a", "zebra stripes"), Document("b", "plain horse")])
+    query = await store.aprepare(HashEmbedding(8)("zebra"))
+    assert [h.id for h in await query.alexical("zebra", k=5)] == ["a"]
+    await store.aadd([Document("a", "spotted leopard")])
+    assert await query.alexical("zebra", k=5) == []
+    assert [h.id for h in await query.alexical("leopard horse", k=5)] == ["a", "b"]

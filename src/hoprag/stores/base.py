@@ -28,11 +28,19 @@ import anyio
 
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
-from hoprag.errors import one_error
+from hoprag.errors import InvalidInputError, one_error
 from hoprag.filters import CompiledFilter, Filter, FilterPlan, condition_label
 from hoprag.resolve import Candidate
 
-__all__ = ["DEFAULT_MAX_CONCURRENCY", "Candidate", "Filter", "Hit", "PreparedQuery", "Store"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "Candidate",
+    "Filter",
+    "Hit",
+    "LexicalHit",
+    "PreparedQuery",
+    "Store",
+]
 
 DEFAULT_MAX_CONCURRENCY = 16
 """Queries one run has in flight at most, unless the caller says otherwise."""
@@ -51,6 +59,14 @@ class Hit:
         """The document's id. A store's own Hit type may give it without decoding the
         document, so the coordinator uses it to merge and drop hits."""
         return self.document.id
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit(Hit):
+    """A hit of a lexical search: `score` is the cosine similarity to the query embedding as
+    for every hit, `lexical` the BM25 score that ranked it (`hoprag.lexical`)."""
+
+    lexical: float = 0.0
 
 
 @runtime_checkable
@@ -73,6 +89,17 @@ class PreparedQuery(Protocol):
         those checked after the read), for `TraversalStats.explain()`. This default says one
         query per read with the store deciding every condition."""
         return FilterPlan(1, tuple(dict.fromkeys(map(condition_label, self.filter.conditions))))
+
+    async def alexical(self, text: str, *, k: int) -> Sequence[LexicalHit]:
+        """The `k` documents passing the filter that BM25 over their content ranks best for
+        `text`, best first (`hoprag.lexical`: one tokenizer for every store). This default
+        says the store has no lexical index."""
+        raise InvalidInputError(
+            f"{type(self).__name__} has no lexical index: lexical starts (a strategy's "
+            "lexical_k) need a store that keeps one (MemoryStore)",
+            argument="lexical_k",
+            allowed="0 on this store",
+        )
 
     async def around_trip(self) -> float | None:
         """The store's network round trip in seconds, when it has one (a remote store), for a

@@ -38,6 +38,7 @@ from hoprag.filters import (
     condition_label,
     matches,
 )
+from hoprag.lexical import Bm25Index, check_lexical_text
 from hoprag.resolve import (
     MAX_CANDIDATES,
     Candidate,
@@ -47,7 +48,7 @@ from hoprag.resolve import (
     rank_counted,
     too_many,
 )
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
 from hoprag.validation import check_documents, check_ids, check_int, check_k, check_vector
 
 _Rows = NDArray[np.int64]
@@ -155,6 +156,8 @@ class MemoryStore(Store):
         self._index: dict[str, dict[Any, _Rows]] = {}
         self._version = 0  # bumped by every write: filtered rows computed before it are stale
         self._values: dict[str, list[tuple[str, str, frozenset[str], int]]] = {}
+        self._lexical = Bm25Index()
+        """BM25 statistics of every document's content (`MemoryQuery.alexical`)."""
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -245,6 +248,7 @@ class MemoryStore(Store):
             else:
                 self._mat[row] = unit
                 self._docs[row] = rec
+            self._lexical.add(rec.id, rec.content)
         self._index = {}
         self._version += 1
         self._values = {}
@@ -503,6 +507,24 @@ class MemoryQuery(PreparedQuery):
     async def asearch(self, *, k: int) -> list[Hit]:
         """The `k` documents most similar to the query that pass the filter, best first."""
         return self.search(k)
+
+    async def alexical(self, text: str, *, k: int) -> Sequence[LexicalHit]:
+        """The `k` documents passing the filter that BM25 ranks best for `text`
+        (`hoprag.lexical`), best first, equal scores by id; each hit's `score` is its cosine
+        similarity to the query vector as in every read, `lexical` its BM25 score."""
+        k = check_k(k)
+        text = check_lexical_text(text)
+        store = self.store
+        with store._lock:
+            allowed = self._allowed_rows()
+            keep = None
+            if allowed is not None:
+                ids = {store._docs[r].id for r in allowed.tolist()}
+                keep = ids.__contains__
+            ranked = store._lexical.search(text, k, keep=keep)
+            rows = [store._rows[i] for i, _ in ranked]
+            hits = store._scored(rows, self._unit, self.include_embeddings)
+        return [LexicalHit(h.document, h.score, s) for h, (_, s) in zip(hits, ranked, strict=True)]
 
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         """The documents with these ids that exist and pass the filter, in the order of `ids`

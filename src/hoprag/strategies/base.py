@@ -189,7 +189,10 @@ class Strategy(ABC, metaclass=_StrategyMeta):
     nodes are returned; `start_k` come from the vector search (plus any initial roots);
     `adjacent_k` is the most documents fetched per hop; `max_depth` bounds the hops from a
     start node and `max_traverse` the number of nodes whose edges are followed (None: no
-    limit). Instances are immutable and reusable; run state lives in `start_run`'s result."""
+    limit). `lexical_k` more start nodes come from the store's lexical (BM25) search of the
+    query text (0, the default: none; the store must keep a lexical index, as MemoryStore
+    does); their BM25 score is in `extra_metadata["_lexical_score"]`. Instances are immutable
+    and reusable; run state lives in `start_run`'s result."""
 
     needs_embeddings: ClassVar[bool] = False
     """Whether the strategy needs document embeddings (stores may skip reading them if not)."""
@@ -199,10 +202,12 @@ class Strategy(ABC, metaclass=_StrategyMeta):
     adjacent_k: int = 10
     max_depth: int | None = None
     max_traverse: int | None = None
+    lexical_k: int = 0
 
     def __post_init__(self) -> None:
         _check_int("select_k", self.select_k)
         _check_int("start_k", self.start_k)
+        _check_int("lexical_k", self.lexical_k)
         _check_int("adjacent_k", self.adjacent_k)
         _check_int("max_depth", self.max_depth, allow_none=True)
         _check_int("max_traverse", self.max_traverse, allow_none=True)

@@ -22,6 +22,7 @@ from hoprag.edges import MISSING, IdEdge, MetadataEdge, MetadataEdgeFunction, ne
 from hoprag.embeddings.hash import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.filters import MAX_BRANCHES, compile_filter, matches
+from hoprag.lexical import Bm25Index
 from hoprag.resolve import Candidate
 from hoprag.scopes import Scope, ScopeTooLargeError
 from hoprag.search import asearch
@@ -1479,6 +1480,51 @@ class StoreCompliance:
         for kw in bad_calls:
             with pytest.raises(InvalidInputError):
                 await asearch(store=store, **{"scope": scope, **kw})
+
+    # -- lexical search (alexical) ----------------------------------------------------------
+
+    @pytest.mark.parametrize(
+        ("text", "flt"),
+        [
+            ("mammal fish", None),
+            ("document about bird", {"type": {"$in": ["bird", "insect"]}}),
+            ("Document 3 ABOUT birds, bird!", None),
+            ("the of and", None),  # only function words: no term, no hit
+        ],
+    )
+    async def test_lexical_search_ranks_as_bm25_over_the_same_tokens_within_the_filter(
+        self, store: Store, docs: list[Document], text: str, flt: dict[str, Any] | None
+    ) -> None:
+        reference = Bm25Index()
+        for d in docs:
+            reference.add(d.id, d.content)
+        passing = {d.id for d in docs if matches(compile_filter(flt), d.metadata)}
+        want = reference.search(text, 10, keep=passing.__contains__)
+        q = _query()
+        prepared = await store.aprepare(q, flt)
+        hits = await prepared.alexical(text, k=10)
+        assert [h.id for h in hits] == [i for i, _ in want]
+        assert [h.lexical for h in hits] == pytest.approx([s for _, s in want], rel=1e-9)
+        by_id = {d.id: d for d in docs}
+        for h in hits:
+            assert h.score == pytest.approx(_cos(by_id[h.id], q), abs=TOL)
+        assert len(await prepared.alexical(text, k=2)) == min(2, len(want))
+
+    async def test_a_traversal_starts_from_the_lexical_matches_and_counts_the_search(
+        self, store: Store
+    ) -> None:
+        strategy = Eager(select_k=10, start_k=0, lexical_k=2, adjacent_k=10, max_depth=1)
+        result = await atraverse("insect legs", store=store, edges=[("cites", "$id")],
+                                 strategy=strategy, query_embedding=_query())  # fmt: skip
+        starts = [n for n in result if n.depth == 0]
+        assert [n.id for n in starts] == ["d10", "d9"]  # the insects, equal scores, by id
+        assert all(n.extra_metadata["_lexical_score"] > 0 for n in starts)
+        assert {n.id for n in result if n.depth == 1} == {"d8"}  # d10 cites d9 and d8
+        assert result.stats.hops[0].queries["lexical"] == 1
+        assert "lexical=1" in result.stats.explain()
+        with pytest.raises(InvalidInputError, match="query text"):
+            await atraverse(None, store=store, edges=[], strategy=strategy,
+                            query_embedding=_query())  # fmt: skip
 
     # -- entity resolution (aresolve) -------------------------------------------------------
 
