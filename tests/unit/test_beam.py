@@ -94,6 +94,12 @@ def ids(nodes: list[Node]) -> list[str]:
         ({"preference_weight": float("nan")}, ValueError, "preference_weight"),
         ({"max_edges_per_node": 0}, ValueError, "max_edges_per_node"),
         ({"beam_wdith": 3}, InvalidInputError, "beam_wdith"),
+        ({"lexical_weight": 1.5}, ValueError, "lexical_weight"),
+        ({"lexical_k": -1}, ValueError, "lexical_k"),
+        ({"edge_weights": {"mentions": 0}}, InvalidInputError, r"edge_weights\['mentions'\]"),
+        ({"edge_weights": {"mentions": 1.2}}, InvalidInputError, "edge_weights"),
+        ({"edge_weights": {"": 0.5}}, InvalidInputError, "field names"),
+        ({"edge_weights": [0.5]}, InvalidInputError, "mapping of target field"),
     ],
 )
 def test_bad_parameters(kwargs: dict[str, Any], error: type, word: str) -> None:
@@ -548,3 +554,70 @@ async def test_wide_beam_finds_what_eager_finds_at_depth_one(
         strategy=Beam(select_k=1000, start_k=3, adjacent_k=1000, max_depth=1, beam_width=3),
     )
     assert set(ids(beam)) == set(ids(eager))
+
+
+# -- lexical starts and edge weights ---------------------------------------------------------
+
+
+def test_edge_weights_are_kept_as_sorted_pairs_and_the_strategy_stays_hashable() -> None:
+    b = Beam(edge_weights={"mentions": 0.8, "$id": 1.0})
+    assert b.edge_weights == (("$id", 1.0), ("mentions", 0.8))
+    assert hash(b) == hash(Beam(edge_weights={"$id": 1, "mentions": 0.8}))
+    assert b != Beam(edge_weights={"mentions": 0.7, "$id": 1.0})
+
+
+async def test_an_edge_weight_scales_the_relevance_of_a_step_along_it() -> None:
+    docs = [
+        doc("s", 0.9, next=["ka"], cites=["b"]),
+        doc("a", 0.6, key="ka"),
+        doc("b", 0.6),
+    ]
+    edges = [("next", "key"), ("cites", "$id")]
+    strategy = Beam(start_k=1, decay=0.5, max_depth=1, edge_weights={"key": 0.5})
+    by_id = {n.id: n for n in await run(store_of(docs), strategy, edges)}
+    plain = 0.5 * 0.6 + 0.5 * 0.9
+    assert by_id["b"].extra_metadata["_relevance"] == pytest.approx(plain, abs=1e-6)  # "$id": 1
+    assert by_id["a"].extra_metadata["_relevance"] == pytest.approx(0.5 * plain, abs=1e-6)
+    # The same similarity, half the weight: the id edge's target ranks first.
+    assert [n.id for n in await run(store_of(docs), strategy, edges)][:3] == ["s", "b", "a"]
+
+
+async def test_a_document_reached_by_two_edges_of_one_parent_takes_the_better_weighted() -> None:
+    docs = [doc("s", 0.9, next=["ka"], cites=["a"]), doc("a", 0.6, key="ka")]
+    edges = [("next", "key"), ("cites", "$id")]
+    strategy = Beam(start_k=1, decay=0.5, max_depth=1, edge_weights={"key": 0.5, "$id": 0.9})
+    (a,) = [n for n in await run(store_of(docs), strategy, edges) if n.id == "a"]
+    assert a.extra_metadata["_relevance"] == pytest.approx(0.9 * (0.3 + 0.45), abs=1e-6)
+    assert isinstance(a.path.edges[0], IdEdge)
+
+
+def lexical_docs() -> list[Document]:
+    """`lex` matches the query's words but not its vector; `hub` is the vector's best match;
+    `kid` hangs off `lex`, `other` off `hub`, both as similar to the query."""
+    return [
+        Document("hub", "nothing in common", {"next": ["kh"]}, at_similarity(0.8, 1)),
+        Document("lex", "zebra crossing zebra", {"next": ["kl"]}, at_similarity(0.3, 2)),
+        Document("kid", "a child", {"key": "kl"}, at_similarity(0.5, 3)),
+        Document("other", "another child", {"key": "kh"}, at_similarity(0.5, 4)),
+    ]
+
+
+async def test_a_lexical_starts_strength_adds_to_it_and_carries_to_what_it_reaches() -> None:
+    store = store_of(lexical_docs())
+    strategy = Beam(start_k=1, lexical_k=1, max_depth=1, decay=0.5, lexical_weight=0.6)
+    result = await atraverse("zebra", store=store, edges=CHAIN_EDGES, strategy=strategy,
+                             query_embedding=QUERY)  # fmt: skip
+    by_id = {n.id: n for n in result}
+    assert by_id["lex"].extra_metadata["_lexical_score"] > 0
+    assert "_lexical_score" not in by_id["hub"].extra_metadata
+    r_lex = 0.3 + 0.6  # its BM25 score is the best of the starts': a strength of 1
+    assert by_id["lex"].extra_metadata["_relevance"] == pytest.approx(r_lex, abs=1e-6)
+    assert by_id["kid"].extra_metadata["_relevance"] == pytest.approx(
+        0.5 * 0.5 + 0.5 * r_lex, abs=1e-6
+    )
+    assert [n.id for n in result] == ["lex", "hub", "kid", "other"]
+    # Without the weight the lexical start is the weakest and its child ranks below the hub's.
+    plain = Beam(start_k=1, lexical_k=1, max_depth=1, decay=0.5)
+    result = await atraverse("zebra", store=store, edges=CHAIN_EDGES, strategy=plain,
+                             query_embedding=QUERY)  # fmt: skip
+    assert [n.id for n in result] == ["hub", "other", "kid", "lex"]

@@ -5,10 +5,16 @@ Scoring (all numbers are plain floats; `sim(v)` is the cosine similarity of docu
 the query, -1 when the store gave none):
 
 - relevance of a path `v0 -> v1 -> ... -> vd` (`_relevance`):
-  `R(v0) = sim(v0)` and `R(vi) = (1 - decay) * sim(vi) + decay * R(v(i-1))`, i.e. the
-  weighted mean `sum_i (1 - decay) * decay**(d - i) * sim(vi)` (with weight `decay**d` on
-  `sim(v0)`): the end node's own relevance counts most and an ancestor `j` hops up counts
-  `decay**j` as much; the weights sum to 1, so `R` stays in [-1, 1].
+  `R(v0) = sim(v0) + lexical_weight * lex(v0)` and
+  `R(vi) = w(ei) * ((1 - decay) * sim(vi) + decay * R(v(i-1)))`. `lex(v0)` is the start's
+  BM25 score (a lexical start, `lexical_k`) over the best such score among the starts, else
+  0; `w(ei)` is the weight of the edge that reached `vi` (`edge_weights` by the edge's
+  target field, `"$id"` for id edges; 1 when not listed). With no lexical weight and no edge
+  weights this is the weighted mean `sum_i (1 - decay) * decay**(d - i) * sim(vi)` (with
+  weight `decay**d` on `sim(v0)`): the end node's own relevance counts most and an ancestor
+  `j` hops up counts `decay**j` as much, and `R` stays in [-1, 1]. A start's lexical strength
+  so carries over to the documents reached from it (for multi-hop questions, a bridge
+  document is unlike the question; its parent's score is what ranks it).
 - bonus (`_bonus`): `B = sum_s w_s * f_s + w_p * f_p`, each `f` in [0, 1]: the signals
   (`StartBoost`, `Importance`, `Recency`, or any `Signal`) and the path preference
   (`f_p` = length of the longest common prefix of the path's node types and
@@ -34,12 +40,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from hoprag.documents import Node, Path
-from hoprag.edges import MISSING, Edge, edge_sort_key, nested_get
+from hoprag.edges import MISSING, Edge, MetadataEdge, edge_sort_key, nested_get
 from hoprag.errors import InvalidInputError
 from hoprag.strategies.base import RunState, Strategy, _check_int
 from hoprag.strategies.signals import Signal, SignalContext
@@ -97,6 +103,42 @@ def _types(value: Any) -> frozenset[str]:
     return frozenset()
 
 
+ID_FIELD = "$id"
+"""The `edge_weights` key of id edges (edges to the document with a given id)."""
+
+
+def _check_edge_weights(weights: Any) -> dict[str, float]:
+    """`weights` (a mapping, or (field, weight) pairs) as a dict of field name to a weight in
+    (0, 1], or InvalidInputError."""
+    if isinstance(weights, tuple):
+        try:
+            weights = dict(weights)
+        except (TypeError, ValueError):
+            pass
+    if not isinstance(weights, Mapping):
+        raise InvalidInputError(
+            f"edge_weights must be a mapping of target field to weight, e.g. "
+            f"{{'$id': 1.0, 'mentions': 0.8}}, got {weights!r}",
+            argument="edge_weights",
+        )
+    out: dict[str, float] = {}
+    for field, w in weights.items():
+        if not isinstance(field, str) or not field:
+            raise InvalidInputError(
+                f"edge_weights keys must be field names ('$id' for id edges), got {field!r}",
+                argument="edge_weights",
+            )
+        name = f"edge_weights[{field!r}]"
+        out[field] = _check_number(name, w, low=0, high=1, high_open=False)
+        if out[field] == 0:
+            raise InvalidInputError(
+                f"{name} must be in (0, 1], got 0 (to never follow such edges, leave their "
+                "spec out or prune them)",
+                argument=name,
+            )
+    return out
+
+
 class _BeamRun(RunState):
     strategy: Beam
 
@@ -119,6 +161,7 @@ class _BeamRun(RunState):
         scale = min(1.0, strategy.max_bonus / total) if total > 0 else 0.0
         self._signals = [(s, w * scale) for s, w in zip(strategy.signals, weights, strict=True)]
         self._pref_weight = pref_weight * scale
+        self._edge_weights = dict(strategy.edge_weights)
 
     # -- coordinator hooks -----------------------------------------------------------------
 
@@ -200,11 +243,14 @@ class _BeamRun(RunState):
             total += self._pref_weight * self._conformance(node, path)
         return min(total, self.strategy.max_bonus)
 
-    def _relevance_via(self, node: Node, parent: Node | None) -> float:
-        if parent is None:
-            return _sim(node)
+    def _relevance_via(self, node: Node, parent: Node, edge: Edge) -> float:
         decay = self.strategy.decay
-        return (1.0 - decay) * _sim(node) + decay * self._relevance[parent.id]
+        rel = (1.0 - decay) * _sim(node) + decay * self._relevance[parent.id]
+        return self._edge_weight(edge) * rel
+
+    def _edge_weight(self, edge: Edge) -> float:
+        field = edge.incoming_field if isinstance(edge, MetadataEdge) else ID_FIELD
+        return self._edge_weights.get(field, 1.0)
 
     # -- one hop ---------------------------------------------------------------------------
 
@@ -214,9 +260,12 @@ class _BeamRun(RunState):
         self._note("pruned_nodes", len(nodes) - len(kept))
         sims = [_sim(n) for n in kept]
         lo, hi = min(sims, default=0.0), max(sims, default=0.0)
-        for n, s in zip(kept, sims, strict=True):
+        lexical = [float(n.extra_metadata.get("_lexical_score", 0.0)) for n in kept]
+        top = max(lexical, default=0.0)
+        weight = self.strategy.lexical_weight
+        for n, s, lex in zip(kept, sims, lexical, strict=True):
             self._start_strength[n.id] = 1.0 if hi == lo else (s - lo) / (hi - lo)
-            self._relevance[n.id] = s
+            self._relevance[n.id] = s + (weight * lex / top if top > 0 else 0.0)
         return kept
 
     def _expand(self, nodes: Sequence[Node]) -> list[Node]:
@@ -232,10 +281,13 @@ class _BeamRun(RunState):
             options: dict[str, tuple[float, float, Node, Edge]] = {}
             for edge in sorted(node.incoming_edges & asked_by.keys(), key=edge_sort_key):
                 for parent in asked_by[edge]:
-                    if parent.id in options or parent.id == node.id:
+                    if parent.id == node.id:
                         continue
+                    rel = self._relevance_via(node, parent, edge)
+                    known = options.get(parent.id)
+                    if known is not None and known[1] >= rel:
+                        continue  # a parent's best-weighted edge (the first of equal ones)
                     path = parent.path.extend(edge, node.id)
-                    rel = self._relevance_via(node, parent)
                     options[parent.id] = (rel + self._bonus(node, path, ctx), rel, parent, edge)
             links.append(options)
             if not options:
@@ -348,6 +400,11 @@ class Beam(Strategy):
     - `decay` in [0, 1): the weight of the parent path's relevance in a node's relevance.
     - `preference_weight`: the bonus weight of a fully conforming path.
     - `max_bonus`: the cap on the total bonus; relevance gaps above it are never overturned.
+    - `lexical_weight` in [0, 1]: how much a lexical start's BM25 strength adds to its
+      relevance (and, through `decay`, to its descendants').
+    - `edge_weights`: target field (`"$id"` for id edges) -> weight in (0, 1] that scales the
+      relevance of a step along such an edge (1 for fields not listed). A document reached by
+      several edges from one expanded node takes the best-weighted.
     - `max_edges_per_node`: when set, an expanded node queries at most this many edges not
       yet followed in the run (in `edge_sort_key` order: metadata edges by field then value,
       then id edges); the rest are counted as `capped_edges`. Use `Prune(edge=...)` to choose
@@ -365,6 +422,8 @@ class Beam(Strategy):
     preference_weight: float = 0.03
     max_bonus: float = 0.05
     max_edges_per_node: int | None = None
+    lexical_weight: float = 0.0
+    edge_weights: Mapping[str, float] | tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -409,7 +468,10 @@ class Beam(Strategy):
         object.__setattr__(
             self, "decay", _check_number("decay", self.decay, low=0, high=1, high_open=True)
         )
-        for name in ("preference_weight", "max_bonus"):
+        # Kept as sorted (field, weight) pairs, so that the strategy stays hashable.
+        weights = _check_edge_weights(self.edge_weights)
+        object.__setattr__(self, "edge_weights", tuple(sorted(weights.items())))
+        for name in ("preference_weight", "max_bonus", "lexical_weight"):
             object.__setattr__(
                 self,
                 name,
