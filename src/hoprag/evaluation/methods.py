@@ -5,9 +5,9 @@
 * `hybrid`: reciprocal rank fusion of the top 60 of each (`1 / (60 + rank)` summed).
 * `recommended`: the recipe this project recommends for multi-hop questions, the same for
   every data set: edges from the text (each passage's `mentions` of other passages' titles,
-  `hoprag.linking`, followed both ways), an Eager traversal of depth 1 from the 3 best vector
-  matches and the 2 best lexical ones, in admission order, and `k` results always: when the
-  traversal admits fewer, the rest come from `hybrid`'s order.
+  `hoprag.linking`, followed both ways), a Beam traversal of depth 1 from 3 vector and 2
+  lexical starts whose path scores keep the bridge documents (`recommended_strategy`), and
+  `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s order.
 
 Each method takes the question's text and its embedding (embedded once beforehand, so that a
 method's time excludes the embedding) and returns passage ids, best first."""
@@ -47,6 +47,18 @@ def fuse(rankings: Sequence[Sequence[str]], k: int) -> list[str]:
     return sorted(score, key=lambda d: (-score[d], order[d]))[:k]
 
 
+def recommended_strategy(k: int) -> Any:
+    """The recipe's traversal: Beam of depth 1 from the 3 best vector matches and the 2 best
+    BM25 matches (a start's relevance is its similarity plus 0.3 times its BM25 score over the
+    best start's), each start adding its 3 best neighbours, a neighbour scored half its own
+    similarity and half its parent's relevance, a step back along a mention (to a document
+    that mentions the parent) weighted 0.8; the `k` best of starts and neighbours, best first."""
+    from hoprag import Beam
+
+    return Beam(select_k=k, start_k=3, lexical_k=2, adjacent_k=3, max_depth=1, beam_width=5,
+                decay=0.5, lexical_weight=0.3, edge_weights={"mentions": 0.8})  # fmt: skip
+
+
 @dataclass
 class Retrievers:
     """The methods over one store and one lexical index of the same corpus."""
@@ -69,12 +81,11 @@ class Retrievers:
         return fuse([vec, lex], k)
 
     async def recommended(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
-        from hoprag import Eager, atraverse
+        from hoprag import atraverse
 
-        roots = await self.lexical_ids(question, embedding, 2)
-        strategy = Eager(select_k=k, start_k=3, adjacent_k=10, max_depth=1)
-        nodes = await atraverse(None, store=self.store, edges=EDGES, strategy=strategy,
-                                initial_root_ids=roots, query_embedding=embedding)  # fmt: skip
+        nodes = await atraverse(question, store=self.store, edges=EDGES,
+                                strategy=recommended_strategy(k),
+                                query_embedding=embedding)  # fmt: skip
         got = list(dict.fromkeys(n.id for n in nodes))[:k]
         if len(got) < k:
             seen = set(got)
