@@ -99,10 +99,32 @@ class Bm25Index:
         documents holding at least one query term, and (with `keep`) only ids it accepts."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise invalid("k", k, "an int >= 0")
-        terms = tokenize(query)
-        candidates = set().union(*(self._postings.get(t, set()) for t in set(terms)))
-        if keep is not None:
-            candidates = {c for c in candidates if keep(c)}
-        scored = ((self.score(c, terms), c) for c in candidates)
-        best = heapq.nsmallest(k, scored, key=lambda sc: (-sc[0], sc[1]))
-        return [(c, s) for s, c in best]
+        totals = self._totals(Counter(tokenize(query)), keep)
+        best = heapq.nsmallest(k, totals.items(), key=lambda cs: (-cs[1], cs[0]))
+        return best
+
+    def _totals(self, query: Counter[str], keep: Callable[[str], bool] | None) -> dict[str, float]:
+        """Every candidate's BM25 score, summed term by term over the postings (each term's
+        idf and each document's length norm computed once per search)."""
+        n = len(self._terms)
+        if not n:
+            return {}
+        mean = self._total_length / n
+        totals: dict[str, float] = {}
+        norms: dict[str, float] = {}
+        for term, times in query.items():
+            holders = self._postings.get(term)
+            if not holders:
+                continue
+            weight = idf(n, len(holders)) * times
+            for doc_id in holders:
+                if keep is not None and doc_id not in totals and not keep(doc_id):
+                    continue
+                norm = norms.get(doc_id)
+                if norm is None:
+                    terms = self._terms[doc_id]
+                    size = sum(terms.values())
+                    norm = norms[doc_id] = K1 * (1 - B + B * size / mean) if mean else K1
+                tf = self._terms[doc_id][term]
+                totals[doc_id] = totals.get(doc_id, 0.0) + weight * tf * (K1 + 1) / (tf + norm)
+        return totals
