@@ -36,7 +36,7 @@ from hoprag.scopes import Scope
 from hoprag.search import scoped_hits
 from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.strategies.base import RunState, Strategy
 from hoprag.sync import run_sync
 from hoprag.validation import check_ids, check_int
@@ -44,6 +44,9 @@ from hoprag.validation import check_ids, check_int
 T = TypeVar("T")
 
 ON_TIMEOUT = ("raise", "partial")
+LEXICAL_SCORE_DEPTH = 60
+"""With a strategy's `lexical_k`, the lexical search's hits whose BM25 scores the other starts
+(vector matches, roots) take, when among them; only the first `lexical_k` become starts."""
 """What a traversal does at its `timeout`: raise `TraversalTimeoutError`, or end with what it
 admitted (`stats.partial`)."""
 
@@ -127,6 +130,8 @@ class _Run:
     ) -> None:
         self.query = query
         self.query_text = query_text
+        self.lexical_scores: dict[str, float] = {}
+        """BM25 scores of the lexical search's first hits (with `lexical_k`)."""
         self.edge_fn = edge_fn
         self.state = state
         self.strategy = strategy
@@ -186,11 +191,18 @@ class _Run:
         if self.strategy.lexical_k > 0:
             hop.queries["lexical"] = hop.queries.get("lexical", 0) + 1
             assert self.query_text is not None  # checked with the arguments
-            calls.append(functools.partial(self.query.alexical, self.query_text,
-                                           k=self.strategy.lexical_k))  # fmt: skip
+            depth = max(self.strategy.lexical_k, LEXICAL_SCORE_DEPTH)
+            calls.append(functools.partial(self._lexical_starts, self.query_text, depth))
         hits = [hit for hits in await _gather(calls) for hit in hits]
         self.state.look_ahead_factor = self.speculation.plan.width
         return hits
+
+    async def _lexical_starts(self, text: str, depth: int) -> Sequence[Hit]:
+        """The lexical search's best `lexical_k` hits; the BM25 scores of its first `depth`
+        are kept for the other starts (`start`)."""
+        hits = list(await self.query.alexical(text, k=depth))
+        self.lexical_scores = {h.id: float(h.lexical) for h in hits}
+        return hits[: self.strategy.lexical_k]
 
     async def _measure_link(self) -> list[Hit]:
         """Plan `speculation="auto"` from the store's round trip (in flight with the start
@@ -201,8 +213,8 @@ class _Run:
 
     async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
         """The start nodes (depth 0): vector search hits, then initial roots, then lexical
-        hits, each once; a start that the lexical search also found carries its BM25 score
-        (`extra_metadata["_lexical_score"]`)."""
+        hits, each once; every start among the lexical search's first `LEXICAL_SCORE_DEPTH`
+        hits carries its BM25 score (`extra_metadata["_lexical_score"]`)."""
         nodes: dict[str, Node] = {}
         for hit in await self._start_hits(hop, root_ids):
             hop.rows += 1
@@ -211,8 +223,10 @@ class _Run:
                 doc = hit.document
                 self.discovered.add(doc.id)
                 node = nodes[doc.id] = self._node(hit, Path((doc.id,)), self._edges_of(doc))
-            if node is not None and isinstance(hit, LexicalHit):
-                node.extra_metadata["_lexical_score"] = float(hit.lexical)
+        for node in nodes.values():
+            score = self.lexical_scores.get(node.id)
+            if score is not None:
+                node.extra_metadata["_lexical_score"] = score
         return list(nodes.values())
 
     # -- a hop: what to ask, ask, merge and rank, make nodes --------------------------------

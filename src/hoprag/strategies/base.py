@@ -191,7 +191,9 @@ class Strategy(ABC, metaclass=_StrategyMeta):
     start node and `max_traverse` the number of nodes whose edges are followed (None: no
     limit). `lexical_k` more start nodes come from the store's lexical (BM25) search of the
     query text (0, the default: none; the store must keep a lexical index, as MemoryStore
-    does); their BM25 score is in `extra_metadata["_lexical_score"]`. Instances are immutable
+    does); every start's BM25 score, when the lexical search's first
+    `hoprag.traversal.LEXICAL_SCORE_DEPTH` hits hold it, is in
+    `extra_metadata["_lexical_score"]`. Instances are immutable
     and reusable; run state lives in `start_run`'s result."""
 
     needs_embeddings: ClassVar[bool] = False
