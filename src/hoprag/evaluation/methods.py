@@ -5,7 +5,8 @@
 * `hybrid`: reciprocal rank fusion of the top 60 of each (`1 / (60 + rank)` summed).
 * `recommended`: the recipe this project recommends for multi-hop questions, the same for
   every data set: edges from the text (each passage's `mentions` of other passages' titles,
-  `hoprag.linking`, followed both ways), a Beam traversal of depth 1 from 3 vector and 2
+  `hoprag.linking`, followed both ways, and rare capitalised phrases shared with at most two
+  other passages, `hoprag.phrases`), a Beam traversal of depth 1 from 3 vector and 2
   lexical starts whose path scores keep the bridge documents (`recommended_strategy`), and
   `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s order.
 
@@ -21,20 +22,23 @@ from typing import Any
 from hoprag.documents import Document
 from hoprag.lexical import Bm25Index
 from hoprag.linking import LinkReport, link_documents
+from hoprag.phrases import link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
-EDGES = [("mentions", "$id"), ("$id", "mentions")]
+EDGES = [("mentions", "$id"), ("$id", "mentions"), ("phrases", "phrases")]
 METHODS = ("vector", "lexical", "hybrid", "recommended")
 
 Method = Callable[[str, Sequence[float], int], Awaitable[list[str]]]
 
 
 def passage_documents(passages: Sequence[Any]) -> tuple[list[Document], LinkReport]:
-    """The corpus as Documents (content: title, a blank line, text; metadata: title and the
-    `mentions` found by linking) and the linking report."""
+    """The corpus as Documents (content: title, a blank line, text; metadata: title, the
+    `mentions` of other titles found by linking and the `phrases` shared with at most two
+    other passages, `hoprag.phrases`) and the linking report."""
     docs = [Document(p.id, f"{p.title}\n\n{p.text}", {"title": p.title}) for p in passages]
-    return link_documents(docs)
+    linked, report = link_documents(docs)
+    return link_phrases(linked), report
 
 
 def fuse(rankings: Sequence[Sequence[str]], k: int) -> list[str]:
@@ -52,11 +56,13 @@ def recommended_strategy(k: int) -> Any:
     BM25 matches (a start's relevance is its similarity plus 0.3 times its BM25 score over the
     best start's), each start adding its 3 best neighbours, a neighbour scored half its own
     similarity and half its parent's relevance, a step back along a mention (to a document
-    that mentions the parent) weighted 0.8; the `k` best of starts and neighbours, best first."""
+    that mentions the parent) weighted 0.8 and one to a passage sharing a rare phrase 0.7; the
+    `k` best of starts and neighbours, best first."""
     from hoprag import Beam
 
     return Beam(select_k=k, start_k=3, lexical_k=2, adjacent_k=3, max_depth=1, beam_width=5,
-                decay=0.5, lexical_weight=0.3, edge_weights={"mentions": 0.8})  # fmt: skip
+                decay=0.5, lexical_weight=0.3,
+                edge_weights={"mentions": 0.8, "phrases": 0.7})  # fmt: skip
 
 
 @dataclass
