@@ -3,8 +3,9 @@
 `hoprag link --path IN.jsonl --out OUT.jsonl` writes every record of IN again with one more
 field, `mentions` by default: the ids of the other records whose titles its text mentions.
 `hoprag load jsonl --path OUT.jsonl` then loads it, and the edges `("mentions", "$id")` and
-`("$id", "mentions")` follow those mentions. Everything is checked before any text is read,
-and OUT is written whole or not at all."""
+`("$id", "mentions")` follow those mentions; `--phrases FIELD` also adds the capitalised names
+a record shares with a few others (`hoprag.phrases`), followed by `(FIELD, FIELD)`. Everything
+is checked before any text is read, and OUT is written whole or not at all."""
 
 from __future__ import annotations
 
@@ -49,6 +50,18 @@ def add_link_parser(sub: Any) -> None:
         action="store_true",
         help="match 'Ed Wood (film)' only in full, not also as 'Ed Wood'",
     )
+    lk.add_argument(
+        "--phrases",
+        metavar="FIELD",
+        help="also add FIELD: the capitalised names each record shares with a few others "
+        "(hoprag.phrases; follow them with the edge FIELD:FIELD)",
+    )
+    lk.add_argument(
+        "--phrase-docs",
+        type=int,
+        default=3,
+        help="with --phrases: keep a name held by at most this many records (3)",
+    )
     lk.add_argument("--json", dest="report", help="also write the report as JSON to this file")
     lk.set_defaults(func=cmd_link)
 
@@ -72,6 +85,14 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
             f"{', '.join(RESERVED)}, not starting with '$')",
             2,
         )
+    if args.phrases is not None:
+        bad = not args.phrases or args.phrases.startswith("$") or args.phrases in RESERVED
+        if bad or args.phrases == args.field:
+            raise CliError(
+                f"--phrases must be a new field name other than --field, not {args.phrases!r}", 2
+            )
+        if args.phrase_docs < 2:
+            raise CliError(f"--phrase-docs must be at least 2, got {args.phrase_docs}", 2)
     from hoprag.linking import check_link_options
 
     check_link_options(field=args.field, min_chars=args.min_chars, max_shared=args.max_shared,
@@ -118,15 +139,29 @@ def cmd_link(args: argparse.Namespace) -> int:
         progress=progress.update,
     )
     progress.close()
-    replaced = sum(args.field in r for r in records)
+    fields = [args.field]
+    if args.phrases is not None:
+        from hoprag.phrases import link_phrases
+
+        linked = link_phrases(linked, field=args.phrases, max_documents=args.phrase_docs)
+        fields.append(args.phrases)
+    replaced = sum(any(f in r for f in fields) for r in records)
     for record, doc in zip(records, linked, strict=True):
-        record[args.field] = doc.metadata[args.field]
+        for f in fields:
+            record[f] = doc.metadata[f]
     write_whole(Path(args.out), (json.dumps(r, ensure_ascii=False) for r in records))
     print(f"wrote {len(records)} records to {args.out}: {report.summary()}")
+    phrased = 0
+    if args.phrases is not None:
+        phrased = sum(bool(d.metadata[args.phrases]) for d in linked)
+        print(f"{phrased} of {len(linked)} records share a name in {args.phrases!r}")
     if replaced:
-        print(f"{args.field!r} replaced what {replaced} records held", file=sys.stderr)
+        print(f"{' and '.join(map(repr, fields))} replaced what {replaced} records held",
+              file=sys.stderr)  # fmt: skip
     if args.report:
         figures = {**report.as_dict(), "field": args.field, "replaced": replaced}
+        if args.phrases is not None:
+            figures |= {"phrases_field": args.phrases, "phrased": phrased}
         write_whole(Path(args.report), [json.dumps(figures, indent=2)])
     return 0
 

@@ -77,6 +77,9 @@ def test_link_takes_a_field_name_aliases_and_keeps_qualifiers_when_asked(tmp_pat
         (["--max-shared", "0"], "max_shared must be an int of at least 1"),
         (["--max-share", "1.5"], "max_share must be a fraction in (0, 1]"),
         (["--aliases", "missing.json"], "--aliases missing.json does not exist"),
+        (["--phrases", "mentions"], "--phrases must be a new field name other than --field"),
+        (["--phrases", "text"], "--phrases must be a new field name"),
+        (["--phrases", "names", "--phrase-docs", "1"], "--phrase-docs must be at least 2"),
     ],
 )
 def test_bad_link_options_are_exit_2_naming_them_and_write_nothing(
@@ -113,3 +116,24 @@ def test_link_refuses_a_missing_file_a_bad_file_and_writing_over_its_input(
     aliases.write_text('{"a": "not a list"}')
     assert main(["link", "--path", str(src), "--out", str(out), "--aliases", str(aliases)]) == 2
     assert "must hold a JSON object {id: [alias, ...]}" in capsys.readouterr().err
+
+
+def test_link_with_phrases_adds_the_names_records_share(tmp_path: Path) -> None:
+    records = [
+        {"id": "a", "title": "A", "text": "Shot at the Blue Lagoon by Ingrid Berg."},
+        {"id": "b", "title": "B", "text": "The Blue Lagoon is warm."},
+        {"id": "c", "title": "C", "text": "Ingrid Berg wrote it; nothing else."},
+        {"id": "d", "title": "D", "text": "No names here."},
+    ]
+    src = write_jsonl(tmp_path / "in.jsonl", records)
+    out, report = tmp_path / "out.jsonl", tmp_path / "report.json"
+    r = subprocess.run([sys.executable, "-m", "hoprag.cli", "link", "--path", str(src), "--out",
+                        str(out), "--phrases", "names", "--json", str(report)],
+                       capture_output=True, text=True, check=False, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    got = {g["id"]: g["names"] for g in read_jsonl(out)}
+    assert got == {"a": ["blue lagoon", "ingrid berg"], "b": ["blue lagoon"],
+                   "c": ["ingrid berg"], "d": []}  # fmt: skip
+    assert "3 of 4 records share a name in 'names'" in r.stdout
+    figures = json.loads(report.read_text())
+    assert figures["phrases_field"] == "names" and figures["phrased"] == 3
