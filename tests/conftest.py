@@ -32,6 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     long_units_first(items)
 
 
+@pytest.hookimpl(optionalhook=True)  # `-p no:xdist` runs without the plugin
 def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
     """xdist's scope scheduling with our units as the scopes (`scheduling.make_scheduler`)."""
     return make_scheduler(config, log)

@@ -17,14 +17,11 @@ GROUPS = {
     # keyspace hoprag_bench and the benchmark's proxy address
     "tests/integration/test_bench_quick.py": "bench",
     "tests/integration/test_bench_rounds.py": "bench",
-    # the 3-node clusters, one after the other on one worker: two of them at once beside the
-    # suite's node (seven JVMs on two cores) slowed a node's restart to minutes in CI
-    "tests/integration/test_cluster3.py": "clusters",
-    "tests/integration/test_cluster_restart.py": "clusters",
 }
 SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 2}
 FIRST = (
-    "clusters",
+    # the 3-node cluster (one for every test that needs three nodes but the soak's)
+    "tests/integration/test_cluster3.py",
     "films",
     "bench",
 )

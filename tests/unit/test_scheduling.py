@@ -40,7 +40,7 @@ def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
         *(f"tests/unit/test_many.py::test_{i}" for i in range(40)),
         *(f"tests/unit/test_more.py::test_{i}" for i in range(30)),
         "tests/integration/test_cluster3.py::test_a",
-        "tests/integration/test_cluster_restart.py::test_c",
+        "tests/integration/test_cluster3.py::test_c",
     ]
     items: list[Any] = [SimpleNamespace(nodeid=n) for n in collected]
     scheduling.long_units_first(items)  # the long units first, the soak last
@@ -52,21 +52,18 @@ def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
         sched.add_node(node)
         sched.add_node_collection(node, collection)
     sched.schedule()
-    # The 3-node group (two tests) goes to the first worker, whole, although the unit modules
+    # The 3-node module (two tests) goes to the first worker, whole, although the unit modules
     # have twenty times as many tests; the other worker starts on the first of those; the
     # soak is sent to no one yet.
     gw0 = [collection[i].split("::")[0] for i in nodes[0].sent]
-    assert gw0[:2] == [
-        "tests/integration/test_cluster3.py",
-        "tests/integration/test_cluster_restart.py",
-    ]
+    assert gw0[:2] == ["tests/integration/test_cluster3.py"] * 2
     assert collection[nodes[1].sent[0]].startswith("tests/unit/test_many.py")
     sent = {collection[i] for node in nodes for i in node.sent}
     assert "tests/integration/test_soak.py::test_b" not in sent
 
 
 def test_modules_of_a_group_are_one_unit_and_a_split_module_is_parts() -> None:
-    assert scheduling.unit_of("tests/integration/test_cluster_restart.py::t") == "clusters"
+    assert scheduling.unit_of("tests/integration/test_tools_cassandra.py::t") == "films"
     assert (
         scheduling.unit_of("tests/integration/test_soak.py::t") == "tests/integration/test_soak.py"
     )
