@@ -252,6 +252,7 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
             "max_depth": args.max_depth,
             "lambda_mult": args.lambda_mult,
             "beam_width": args.beam_width,
+            "lexical_k": getattr(args, "lexical_k", None),
         }.items()
         if v is not None
     }
@@ -521,7 +522,6 @@ def cmd_load(args: argparse.Namespace) -> int:
             catalog.put(CatalogEntry(plan.table, plan.source, plan.embedding, dimension,
                                      written, complete))  # fmt: skip
 
-        record(skip, False)
         store = CassandraStore(
             embedding,
             keyspace=plan.keyspace,
@@ -531,7 +531,9 @@ def cmd_load(args: argparse.Namespace) -> int:
             replication_factor=plan.replication_factor,
             write_consistency=plan.consistency,
             fields=plan.fields,
-        )
+            lexical=args.lexical,
+        )  # set up here: a table it refuses (--lexical on one without) records nothing
+        record(skip, False)
         progress = Progress(total, label=f"load {plan.dataset}")
         if skip:
             print(f"resuming: the first {skip} documents were written by an earlier run",
@@ -1078,6 +1080,11 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument("--start-k", type=int, help="start nodes from the vector search")
     q.add_argument("--adjacent-k", type=int, help="documents fetched per edge")
     q.add_argument("--max-depth", type=int, help="hops from a start node")
+    q.add_argument(
+        "--lexical-k",
+        type=int,
+        help="more start nodes from a BM25 search of the text (a table loaded with --lexical)",
+    )
     q.add_argument("--lambda-mult", type=float, help="mmr only: 1 = relevance, 0 = diversity")
     q.add_argument("--beam-width", type=int, help="beam only: paths expanded per hop")
     q.add_argument(
@@ -1165,6 +1172,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="before loading, set FIELD to the ids of the documents whose titles each one's "
         "text mentions (hoprag.linking; follow it with --edges FIELD:$id)",
     )
+    ld.add_argument(
+        "--lexical",
+        action="store_true",
+        help="keep a lexical (BM25) index of the text for lexical starts (--lexical-k); a new "
+        "table only (kept by every later load and store)",
+    )
     ld.set_defaults(func=cmd_load)
 
     q = sub.add_parser(
@@ -1228,7 +1241,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hoprag.cli_link import add_link_parser
 
     add_link_parser(sub)
-    add_eval_parser(sub)
+    add_eval_parser(sub, common)
     return p
 
 

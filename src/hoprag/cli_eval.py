@@ -3,15 +3,19 @@
 `hoprag eval --dataset 2wiki --data DIR --json OUT` reads the data set's files in DIR, runs the
 methods (all by default) over its questions on a MemoryStore and prints recall@5 and recall@10
 with 95% intervals, milliseconds per query, results per query and recall per question type;
-OUT gets the same figures as JSON. The files looked for in DIR: for `2wiki`, `2wiki*corpus*.json`
-and `2wiki*question*.json`; for `musique` and `hotpotqa`, every `musique*.json[l]` or
-`hotpotqa*.json[l]` (their corpus is the union of the files' paragraphs). Everything is checked
-before the corpus is embedded."""
+OUT gets the same figures as JSON, with the ids each question got. `--store cassandra` runs
+them on a CassandraStore (lexical index kept) in `--keyspace`, table `eval_<dataset>_<digest
+of the corpus and embedding>`: loaded on the first run (recorded in the keyspace's load
+catalogue when complete), reused by the next. The files looked for in DIR: for `2wiki`,
+`2wiki*corpus*.json` and `2wiki*question*.json`; for `musique` and `hotpotqa`, every
+`musique*.json[l]` or `hotpotqa*.json[l]` (their corpus is the union of the files'
+paragraphs). Everything is checked before the corpus is embedded."""
 
 from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,18 +23,22 @@ from typing import Any
 DATASETS = ("2wiki", "musique", "hotpotqa")
 
 
-def add_eval_parser(sub: Any) -> None:
-    """Register `hoprag eval` on the command line's subparsers."""
+def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register `hoprag eval` on the command line's subparsers (`common`: the connection
+    options, used with --store cassandra)."""
     from hoprag.evaluation.methods import METHODS
 
-    ev = sub.add_parser("eval", help="retrieval quality on multi-hop QA data (recall@5, @10)")
+    ev = sub.add_parser("eval", parents=[common],
+                        help="retrieval quality on multi-hop QA data (recall@5, @10)")  # fmt: skip
     ev.add_argument("--dataset", required=True, choices=DATASETS)
     ev.add_argument("--data", required=True, metavar="DIR", help="the directory of its files")
     ev.add_argument("--questions", type=int, help="run this many questions, drawn with --seed")
     ev.add_argument("--seed", type=int, default=0, help="the draw of --questions (default 0)")
     ev.add_argument("--question-ids", metavar="FILE", help="run the questions whose ids FILE "
                     "lists (one per line, or a JSON list)")  # fmt: skip
-    ev.add_argument("--store", default="memory", choices=["memory", "cassandra"])
+    ev.add_argument("--store", default="memory", choices=["memory", "cassandra"],
+                    help="where the corpus is held (default memory; cassandra: in "
+                    "--keyspace)")  # fmt: skip
     ev.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
     ev.add_argument("--methods", default=",".join(METHODS),
                     help=f"comma-separated, of {', '.join(METHODS)} (default: all)")  # fmt: skip
@@ -79,9 +87,11 @@ def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], li
     from hoprag.cli import CliError
     from hoprag.evaluation.run import check_methods
 
-    if args.store != "memory":
-        raise CliError("--store cassandra is not available yet in hoprag eval; use memory", 2)
     methods = check_methods([m.strip() for m in args.methods.split(",")])
+    if args.store == "cassandra":
+        from hoprag.stores.cassandra.names import check_name
+
+        args.keyspace = check_name(args.keyspace, what="keyspace")
     if args.questions is not None and args.questions < 1:
         raise CliError(f"--questions must be >= 1, got {args.questions}", 2)
     if args.questions is not None and args.question_ids:
@@ -103,6 +113,7 @@ def load_set(dataset: str, files: list[Path]) -> Any:
 def cmd_eval(args: argparse.Namespace) -> int:
     """`hoprag eval`: check, read, sample, embed and run, print the table, write the JSON."""
     from hoprag.cli import Progress, make_embedding
+    from hoprag.evaluation.methods import passage_documents
     from hoprag.evaluation.run import aevaluate, sample_questions
     from hoprag.sync import run_sync
 
@@ -113,17 +124,64 @@ def cmd_eval(args: argparse.Namespace) -> int:
     dropped = sum(evalset.dropped.values())
     print(f"{args.dataset}: {len(evalset.passages)} passages, {len(asked)} questions"
           + (f" ({dropped} dropped: {evalset.dropped})" if dropped else ""))  # fmt: skip
-    progress = Progress(len(asked), label="eval", unit="questions")
-    run = functools.partial(aevaluate, evalset, methods=methods, embedding=embedding,
-                            questions=asked, progress=progress.update)  # fmt: skip
-    figures = run_sync(run)
-    progress.close()
+    corpus = passage_documents(evalset.passages)
+    store = cassandra_store(args, corpus[0], embedding) if args.store == "cassandra" else None
+    try:
+        progress = Progress(len(asked), label="eval", unit="questions")
+        run = functools.partial(aevaluate, evalset, methods=methods, embedding=embedding,
+                                questions=asked, progress=progress.update, store=store,
+                                corpus=corpus)  # fmt: skip
+        figures = run_sync(run)
+        progress.close()
+    finally:
+        if store is not None:
+            store.close()
+            store.session.cluster.shutdown()
+    figures["store"] = args.store
     figures["embedding"] = args.embedding
     print_figures(figures)
     from hoprag.cli_link import write_whole
 
     write_whole(Path(args.json), [json.dumps(figures, indent=2)])
     return 0
+
+
+def eval_table(dataset: str, docs: list[Any], embedding: str) -> str:
+    """The table name of a corpus in Cassandra: the data set and a digest of every passage
+    and the embedding spec, so that another sample or model never reads a stale table."""
+    digest = hashlib.sha256(embedding.encode())
+    for d in docs:
+        digest.update(json.dumps([d.id, d.content, d.metadata], sort_keys=True).encode())
+    return f"eval_{dataset}_{digest.hexdigest()[:12]}"
+
+
+def cassandra_store(args: argparse.Namespace, docs: list[Any], embedding: Any) -> Any:
+    """A CassandraStore (lexical index kept) holding the corpus: loaded with a progress bar
+    unless the keyspace's load catalogue says an earlier run completed it."""
+    from hoprag.cli import Progress, embedding_dimension, open_session
+    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    keyspace = args.keyspace
+    table = eval_table(args.dataset, docs, args.embedding)
+    session = open_session(args)
+    catalog = LoadCatalog(session, keyspace)
+    catalog.create()
+    prior = catalog.get(table)
+    dimension = embedding_dimension(embedding)
+    store = CassandraStore(embedding, keyspace=keyspace, table=table, session=session,
+                           dimension=dimension, lexical=True)  # fmt: skip
+    if prior is not None and prior.complete and prior.written == len(docs):
+        print(f"the corpus is in {keyspace}.{table} (loaded by an earlier run)")
+        return store
+    print(f"embedding and loading {len(docs)} passages into {keyspace}.{table}", flush=True)
+    progress = Progress(len(docs), label=f"load {args.dataset}")
+    store.add(docs, progress=lambda done, _total: progress.update(done))
+    progress.close()
+    source = json.dumps({"eval": args.dataset, "passages": len(docs)})
+    catalog.put(CatalogEntry(table, source, args.embedding, dimension, len(docs), True))
+    print(f"loaded {len(docs)} passages into {keyspace}.{table}")
+    return store
 
 
 def print_figures(figures: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from hoprag.errors import invalid
 from hoprag.linking import normalise
@@ -44,12 +44,58 @@ def idf(documents: int, frequency: int) -> float:
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
+def length_norm(length: int, mean: float) -> float:
+    """BM25's length normalisation of a document of `length` terms (mean length `mean`)."""
+    return K1 * (1 - B + B * length / mean) if mean else K1
+
+
+Posting = tuple[str, int, int]
+"""A document holding a term: (id, the term's count in it, the document's length in terms)."""
+
+
+def bm25_totals(
+    query: Counter[str],
+    postings: Callable[[str], Sequence[Posting]],
+    documents: int,
+    total_length: int,
+    keep: Callable[[str], bool] | None = None,
+) -> dict[str, float]:
+    """Every candidate's BM25 score for the query's terms, summed term by term in the query's
+    order over `postings(term)` (each term's idf and each document's length norm computed
+    once): the one computation of every store, so that two stores holding the same documents
+    give the same floats. With `keep`, only the ids it accepts."""
+    if not documents:
+        return {}
+    mean = total_length / documents
+    totals: dict[str, float] = {}
+    norms: dict[str, float] = {}
+    for term, times in query.items():
+        holders = postings(term)
+        if not holders:
+            continue
+        weight = idf(documents, len(holders)) * times
+        for doc_id, tf, length in holders:
+            if keep is not None and doc_id not in totals and not keep(doc_id):
+                continue
+            norm = norms.get(doc_id)
+            if norm is None:
+                norm = norms[doc_id] = length_norm(length, mean)
+            totals[doc_id] = totals.get(doc_id, 0.0) + weight * tf * (K1 + 1) / (tf + norm)
+    return totals
+
+
+def best(totals: dict[str, float], k: int) -> list[tuple[str, float]]:
+    """The `k` best (id, score), best first, equal scores by id."""
+    return heapq.nsmallest(k, totals.items(), key=lambda cs: (-cs[1], cs[0]))
+
+
 class Bm25Index:
     """Term statistics of a set of documents and BM25 search over them. Adding an id again
     replaces its text; `remove` takes one out."""
 
     def __init__(self) -> None:
         self._terms: dict[str, Counter[str]] = {}
+        self._lengths: dict[str, int] = {}
         self._postings: dict[str, set[str]] = {}
         self._total_length = 0
 
@@ -61,7 +107,8 @@ class Bm25Index:
         self.remove(doc_id)
         terms = Counter(tokenize(text))
         self._terms[doc_id] = terms
-        self._total_length += sum(terms.values())
+        self._lengths[doc_id] = length = sum(terms.values())
+        self._total_length += length
         for term in terms:
             self._postings.setdefault(term, set()).add(doc_id)
 
@@ -70,7 +117,7 @@ class Bm25Index:
         terms = self._terms.pop(doc_id, None)
         if terms is None:
             return
-        self._total_length -= sum(terms.values())
+        self._total_length -= self._lengths.pop(doc_id)
         for term in terms:
             holders = self._postings[term]
             holders.discard(doc_id)
@@ -79,18 +126,10 @@ class Bm25Index:
 
     def score(self, doc_id: str, query_terms: Iterable[str]) -> float:
         """The BM25 score of one indexed document for the query's terms (0.0 if it has none)."""
-        terms = self._terms.get(doc_id)
-        if terms is None:
+        if doc_id not in self._terms:
             return 0.0
-        n = len(self._terms)
-        mean = self._total_length / n
-        norm = K1 * (1 - B + B * sum(terms.values()) / mean) if mean else K1
-        total = 0.0
-        for term in query_terms:
-            tf = terms.get(term, 0)
-            if tf:
-                total += idf(n, len(self._postings[term])) * tf * (K1 + 1) / (tf + norm)
-        return total
+        totals = self._totals(Counter(query_terms), doc_id.__eq__)
+        return totals.get(doc_id, 0.0)
 
     def search(
         self, query: str, k: int, *, keep: Callable[[str], bool] | None = None
@@ -99,32 +138,13 @@ class Bm25Index:
         documents holding at least one query term, and (with `keep`) only ids it accepts."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise invalid("k", k, "an int >= 0")
-        totals = self._totals(Counter(tokenize(query)), keep)
-        best = heapq.nsmallest(k, totals.items(), key=lambda cs: (-cs[1], cs[0]))
-        return best
+        return best(self._totals(Counter(tokenize(query)), keep), k)
+
+    def postings(self, term: str) -> list[Posting]:
+        """The documents holding `term`, with its count in each and their lengths."""
+        holders = self._postings.get(term, ())
+        return [(d, self._terms[d][term], self._lengths[d]) for d in holders]
 
     def _totals(self, query: Counter[str], keep: Callable[[str], bool] | None) -> dict[str, float]:
-        """Every candidate's BM25 score, summed term by term over the postings (each term's
-        idf and each document's length norm computed once per search)."""
-        n = len(self._terms)
-        if not n:
-            return {}
-        mean = self._total_length / n
-        totals: dict[str, float] = {}
-        norms: dict[str, float] = {}
-        for term, times in query.items():
-            holders = self._postings.get(term)
-            if not holders:
-                continue
-            weight = idf(n, len(holders)) * times
-            for doc_id in holders:
-                if keep is not None and doc_id not in totals and not keep(doc_id):
-                    continue
-                norm = norms.get(doc_id)
-                if norm is None:
-                    terms = self._terms[doc_id]
-                    size = sum(terms.values())
-                    norm = norms[doc_id] = K1 * (1 - B + B * size / mean) if mean else K1
-                tf = self._terms[doc_id][term]
-                totals[doc_id] = totals.get(doc_id, 0.0) + weight * tf * (K1 + 1) / (tf + norm)
-        return totals
+        """Every candidate's BM25 score (`bm25_totals` over this index's postings)."""
+        return bm25_totals(query, self.postings, len(self._terms), self._total_length, keep)

@@ -54,9 +54,8 @@ def store_factory(
     cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
 ) -> StoreFactory:
     def open_store(embedding: Any, space: str, table: str, fields: Mapping[str, str]) -> Any:
-        return CassandraStore(
-            embedding, keyspace=space, table=table, session=cassandra_session, fields=fields
-        )
+        return CassandraStore(embedding, keyspace=space, table=table, session=cassandra_session,
+                              fields=fields, lexical=True)  # fmt: skip
 
     async def make(
         embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
@@ -89,24 +88,11 @@ def store_factory(
     return make
 
 
-NO_LEXICAL_INDEX = (
-    "CassandraStore keeps no lexical index yet (issue #26): alexical refuses, naming lexical_k"
-)
-
-
 class TestCassandraStoreCompliance(StoreCompliance):
-    """CassandraStore (hoprag layout, the range fields declared) passes the shared suite, but
-    for lexical search, which it does not have yet (a strict deviation: each of those tests
-    must fail, and the refusal is checked below)."""
+    """CassandraStore (hoprag layout, the range fields declared, the lexical index kept)
+    passes the shared suite with no deviation."""
 
-    deviations: ClassVar[dict[str, str]] = {
-        "test_lexical_search_ranks_as_bm25_over_the_same_tokens_within_the_filter": (
-            NO_LEXICAL_INDEX
-        ),
-        "test_a_traversal_starts_from_the_lexical_matches_and_counts_the_search": (
-            NO_LEXICAL_INDEX
-        ),
-    }
+    deviations: ClassVar[dict[str, str]] = {}
 
 
 async def test_lexical_starts_are_refused_naming_lexical_k(
@@ -114,11 +100,13 @@ async def test_lexical_starts_are_refused_naming_lexical_k(
 ) -> None:
     from hoprag import Eager, atraverse
 
+    """On a table made without the lexical index (the default)."""
     store = await _store(cassandra_session, keyspace)
     strategy = Eager(start_k=1, lexical_k=2)
     with pytest.raises(InvalidInputError, match="no lexical index") as caught:
         await atraverse("bird", store=store, edges=[], strategy=strategy)
     assert caught.value.argument == "lexical_k"
+    assert "lexical=True" in str(caught.value) and store.table in str(caught.value)
 
 
 # --- the filter language on Cassandra ----------------------------------------------------------

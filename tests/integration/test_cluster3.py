@@ -337,8 +337,7 @@ async def test_a_killed_node_restarted_rejoins_and_answers_for_writes_it_missed(
 ) -> None:
     """Node 3 killed (SIGKILL; by the traversal test, or here when it runs alone), 60
     documents written at QUORUM while it is down, node 3 brought back by `restart --node 3`:
-    all three nodes are UN, and every document reads back at QUORUM and at ALL, as do the
-    loads of the tests before written while it was down."""
+    all three nodes are UN, and every document reads back at QUORUM and at ALL."""
     if not {1, 2} <= set(cluster.running()):
         cluster.ensure()
     store = _store(cluster.session, "rejoin", "docs", "QUORUM")
@@ -373,14 +372,6 @@ async def test_a_killed_node_restarted_rejoins_and_answers_for_writes_it_missed(
     want = _expected(docs)
     assert _rows_at(s, "rejoin", "docs", "QUORUM") == want
     assert _rows_at(s, "rejoin", "docs", "ALL") == want
-    # What the load tests above wrote while node 3 was down reads back whole at ALL too.
-    keyspaces = {
-        r.keyspace_name for r in s.execute("SELECT keyspace_name FROM system_schema.keyspaces")
-    }
-    for keyspace, table, count in (("cons", "arts", 300), ("loadrf3", "arts", 1200)):
-        if keyspace in keyspaces:
-            assert len(set(_ids_at(s, keyspace, table, "ALL"))) == count
-
     status = cluster.launcher("status")
     assert status.returncode == 0
     assert [line for line in status.stdout.splitlines() if "answers" in line] and all(

@@ -14,26 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from eval_files import hotpot_file
 from hoprag.cli import main
 from hoprag.evaluation.methods import RRF_C, fuse
-
-WORDS = "amber basalt cobalt dune ember fjord garnet harbor iris jasper kelp lagoon".split()
-
-
-def hotpot_file(path: Path) -> Path:
-    """Six questions; each names two rare words found only in its two gold paragraphs."""
-    recs = []
-    for i in range(6):
-        a, b = WORDS[2 * i], WORDS[2 * i + 1]
-        recs.append({
-            "_id": f"h{i}", "type": "bridge" if i % 2 else "comparison",
-            "question": f"What links {a} and {b}?",
-            "context": [[f"Page {a}", [f"About {a}."]], [f"Page {b}", [f"About {b}."]],
-                        [f"Noise {i}", ["Nothing to see."]]],
-            "supporting_facts": [[f"Page {a}", 0], [f"Page {b}", 0]],
-        })  # fmt: skip
-    path.write_text(json.dumps(recs), encoding="utf-8")
-    return path
 
 
 def test_eval_prints_and_writes_the_figures_of_every_method(tmp_path: Path) -> None:
@@ -109,7 +92,10 @@ def test_eval_reads_2wiki_and_reports_dropped_questions(
         ({"--methods": "vector,bogus"}, "methods must be distinct names of vector, lexical"),
         ({"--methods": "vector,vector"}, "methods must be distinct names"),
         ({"--questions": "0"}, "--questions must be >= 1"),
-        ({"--store": "cassandra"}, "--store cassandra is not available yet"),
+        (
+            {"--store": "cassandra", "--keyspace": "no-such"},
+            "keyspace 'no-such' is not a plain name",
+        ),
         ({"--json": "no/such/dir/out.json"}, "--json no/such/dir/out.json: the directory"),
         ({"--question-ids": "missing.txt"}, "--question-ids missing.txt cannot be read"),
     ],

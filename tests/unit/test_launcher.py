@@ -294,3 +294,38 @@ def test_a_scratch_node_is_wiped_and_skips_schema_flushes_and_a_plain_one_keeps_
     launcher.write_node_config(1, 1, fresh=False)
     launcher.start_node("java", lib, 1, "1G")
     assert flag not in launched[-1]
+
+
+def _starts(launcher: ModuleType, monkeypatch: pytest.MonkeyPatch, tails: list[str]) -> list[int]:
+    """A node whose first JVMs exit with the given log tails, each relaunch a new pid; the
+    last pid stays up and answers. Returns the pids relaunched."""
+    dead = set(range(100, 100 + len(tails)))
+    relaunched: list[int] = []
+    monkeypatch.setattr(launcher, "pid_alive", lambda pid: pid not in dead)
+    monkeypatch.setattr(launcher, "tail_logs", lambda i: tails[len(relaunched)])
+    monkeypatch.setattr(launcher, "log_has", lambda i, needle, since=0: True)
+    monkeypatch.setattr(launcher, "port_open", lambda *a, **k: True)
+    monkeypatch.setattr(launcher.time, "sleep", lambda s: None)
+
+    def relaunch() -> int:
+        relaunched.append(100 + len(relaunched) + 1)
+        return relaunched[-1]
+
+    got = launcher.wait_ready(3, 100, launcher.time.monotonic() + 60, relaunch=relaunch)
+    assert got == (relaunched[-1] if relaunched else 100)
+    return relaunched
+
+
+def test_a_node_that_found_no_seed_answering_is_started_again(
+    launcher: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gave_up = "stdout.log: java.lang.RuntimeException: Unable to gossip with any peers"
+    assert _starts(launcher, monkeypatch, [gave_up, gave_up]) == [101, 102]
+    assert "starting it again (attempt 3 of 3)" in capsys.readouterr().out
+    # A third time is too many; any other exit is not retried.
+    with pytest.raises(SystemExit):
+        _starts(launcher, monkeypatch, [gave_up, gave_up, gave_up])
+    assert "exited during start-up" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _starts(launcher, monkeypatch, ["stdout.log: OutOfMemoryError", ""])
+    assert "OutOfMemoryError" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """The retrieval methods `hoprag eval` compares, over one corpus held in a store.
 
 * `vector`: the store's vector search, top k.
-* `lexical`: BM25 over the passages' text (`hoprag.lexical`), top k.
+* `lexical`: the store's BM25 search of the passages' text (`hoprag.lexical`), top k.
 * `hybrid`: reciprocal rank fusion of the top 60 of each (`1 / (60 + rank)` summed).
 * `recommended`: the recipe this project recommends for multi-hop questions, the same for
   every data set: edges from the text (each passage's `mentions` of other passages' titles,
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Document
-from hoprag.lexical import Bm25Index
 from hoprag.linking import LinkReport, link_documents
 from hoprag.phrases import link_phrases
 
@@ -67,10 +66,9 @@ def recommended_strategy(k: int) -> Any:
 
 @dataclass
 class Retrievers:
-    """The methods over one store and one lexical index of the same corpus."""
+    """The methods over one store holding the corpus (with a lexical index)."""
 
     store: Any
-    lexical: Bm25Index
 
     async def vector(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
         from hoprag.search import asearch
@@ -79,7 +77,8 @@ class Retrievers:
         return [n.id for n in nodes]
 
     async def lexical_ids(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
-        return [i for i, _ in self.lexical.search(question, k)]
+        query = await self.store.aprepare(embedding, include_embeddings=False)
+        return [h.id for h in await query.alexical(question, k=k)]
 
     async def hybrid(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
         vec = await self.vector(question, embedding, FUSED_DEPTH)

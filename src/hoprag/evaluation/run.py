@@ -1,10 +1,12 @@
 """Running methods over a data set's questions and summing up what they retrieved.
 
 `aevaluate(evalset, methods=..., embedding=...)` builds a MemoryStore of the corpus (linked,
-`methods.passage_documents`), embeds every question once, runs each method on each question and
-returns the figures `hoprag eval --json` writes: per method recall@5 and recall@10 (means, with
-95% bootstrap intervals), milliseconds per query (the method alone; the question's embedding is
-timed apart), results returned per query, and the same recalls per question type."""
+`methods.passage_documents`; or runs on a store given, which holds that corpus already),
+embeds every question once, runs each method on each question and returns the figures
+`hoprag eval --json` writes: per method recall@5 and recall@10 (means, with 95% bootstrap
+intervals), milliseconds per query (mean and median; the method alone, the question's
+embedding timed apart), results returned per query, the same recalls per question type, and
+the ids each question got (`ids`, in the order of `questions`)."""
 
 from __future__ import annotations
 
@@ -13,11 +15,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hoprag.documents import Document
 from hoprag.errors import invalid
 from hoprag.evaluation.formats import EvalSet, Question
 from hoprag.evaluation.methods import METHODS, Retrievers, passage_documents
 from hoprag.evaluation.metrics import bootstrap_interval, recall_at_k
-from hoprag.lexical import Bm25Index
+from hoprag.linking import LinkReport
 
 K = 10
 
@@ -61,21 +64,22 @@ async def aevaluate(
     embedding: Any,
     questions: Sequence[Question] | None = None,
     progress: Callable[[int], None] | None = None,
+    store: Any = None,
+    corpus: tuple[list[Document], LinkReport] | None = None,
 ) -> dict[str, Any]:
     """The figures of `methods` on `questions` (default: all of the set's); see the module
-    docstring."""
+    docstring. With `store`, the methods run on it: it must hold `corpus` (the set's
+    `passage_documents`, computed here when not given) and keep a lexical index."""
     from hoprag.embeddings.base import aembed_query
     from hoprag.stores import MemoryStore
 
     names = check_methods(methods)
     asked = list(evalset.questions if questions is None else questions)
-    docs, report = passage_documents(evalset.passages)
-    store = MemoryStore(embedding)
-    await store.aadd(docs)
-    lexical = Bm25Index()
-    for d in docs:
-        lexical.add(d.id, d.content)
-    retrievers = Retrievers(store, lexical)
+    docs, report = corpus if corpus is not None else passage_documents(evalset.passages)
+    if store is None:
+        store = MemoryStore(embedding)
+        await store.aadd(docs)
+    retrievers = Retrievers(store)
     t0 = time.perf_counter()
     vectors = [await aembed_query(embedding, q.text) for q in asked]
     embed_ms = (time.perf_counter() - t0) * 1000 / max(len(asked), 1)
@@ -120,6 +124,7 @@ def summarise(run: Sequence[tuple[Question, list[str], float]]) -> dict[str, Any
         "ms_p50": round(ms[len(ms) // 2], 3),
         "results_per_query": _mean([len(got) for _, got, _ in run]),
         "by_type": by_type,
+        "ids": [got for _, got, _ in run],
     }
 
 

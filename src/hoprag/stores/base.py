@@ -96,7 +96,8 @@ class PreparedQuery(Protocol):
         says the store has no lexical index."""
         raise InvalidInputError(
             f"{type(self).__name__} has no lexical index: lexical starts (a strategy's "
-            "lexical_k) need a store that keeps one (MemoryStore)",
+            "lexical_k) need a store that keeps one (MemoryStore, or a CassandraStore made "
+            "with lexical=True)",
             argument="lexical_k",
             allowed="0 on this store",
         )

@@ -190,11 +190,11 @@ class Strategy(ABC, metaclass=_StrategyMeta):
     `adjacent_k` is the most documents fetched per hop; `max_depth` bounds the hops from a
     start node and `max_traverse` the number of nodes whose edges are followed (None: no
     limit). `lexical_k` more start nodes come from the store's lexical (BM25) search of the
-    query text (0, the default: none; the store must keep a lexical index, as MemoryStore
-    does); every start's BM25 score, when the lexical search's first
-    `hoprag.traversal.LEXICAL_SCORE_DEPTH` hits hold it, is in
-    `extra_metadata["_lexical_score"]`. Instances are immutable
-    and reusable; run state lives in `start_run`'s result."""
+    query text (0, the default: none; the store must keep a lexical index, as MemoryStore and a
+    CassandraStore made with `lexical=True` do); every start's BM25 score, when the lexical
+    search's first `hoprag.traversal.LEXICAL_SCORE_DEPTH` hits hold it, is in
+    `extra_metadata["_lexical_score"]`. Instances are immutable and reusable; run state lives
+    in `start_run`'s result."""
 
     needs_embeddings: ClassVar[bool] = False
     """Whether the strategy needs document embeddings (stores may skip reading them if not)."""

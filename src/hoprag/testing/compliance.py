@@ -1510,6 +1510,35 @@ class StoreCompliance:
             assert h.score == pytest.approx(_cos(by_id[h.id], q), abs=TOL)
         assert len(await prepared.alexical(text, k=2)) == min(2, len(want))
 
+    @writes
+    async def test_lexical_search_follows_replaced_and_added_documents(
+        self, store: Store, docs: list[Document]
+    ) -> None:
+        """A document added again with other text and new documents (one id twice in one
+        add: the last counts) change the terms, the lengths and the document count BM25
+        reads: the ranking is that of an index of the documents as they now are."""
+        vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
+        await store.aadd([Document("d1", "bird bird feather song", {"type": "bird"}, vec)])
+        await store.aadd(
+            [
+                Document("x1", "mammal draft", {"type": "new"}, vec),
+                Document("x2", "fish fin gill", {"type": "new"}, vec),
+                Document("x1", "a fish and a mammal with fur", {"type": "new"}, vec),
+            ]
+        )
+        now = {d.id: d.content for d in docs}
+        now |= {"d1": "bird bird feather song", "x2": "fish fin gill"}
+        now["x1"] = "a fish and a mammal with fur"
+        reference = Bm25Index()
+        for doc_id, content in now.items():
+            reference.add(doc_id, content)
+        prepared = await store.aprepare(_query())
+        for text in ("mammal fish", "bird song", "draft"):
+            want = reference.search(text, 10)
+            hits = await prepared.alexical(text, k=10)
+            assert [h.id for h in hits] == [i for i, _ in want], text
+            assert [h.lexical for h in hits] == pytest.approx([s for _, s in want], rel=1e-9)
+
     async def test_a_traversal_starts_from_the_lexical_matches_and_counts_the_search(
         self, store: Store
     ) -> None:

@@ -52,6 +52,10 @@ class CassandraConfig(BaseModel):
     fields, the values catalogue for `aresolve` on entity fields. Kept with the table, so a
     store opened later without `fields=` knows them; declaring new fields on an existing
     table takes the migration (`CassandraStore.adeclare_fields`, `hoprag fields declare`)."""
+    lexical: bool = Field(False, description=_BOOL)
+    """Keep a lexical (BM25) index beside the table for lexical starts (`lexicon.py`): a new
+    or empty table gets it; a table that has it keeps it, whether later stores ask or not
+    (mode='hoprag' only)."""
     create_schema: bool = Field(True, description=_BOOL)
     """Create the table and its indexes when missing."""
     create_keyspace: bool = Field(True, description=_BOOL)
@@ -132,6 +136,9 @@ class CassandraConfig(BaseModel):
                 hint="declared fields (typed columns, the values catalogue) need hoprag's "
                 "own table layout",
             )  # fmt: skip
+        if self.lexical and self.mode != "hoprag":
+            hint = "the lexical index is kept in hoprag's own table layout"
+            raise invalid("lexical", True, "False unless mode='hoprag'", hint=hint)
         return self
 
 
@@ -144,6 +151,7 @@ class CassandraOptions(TypedDict, total=False):
     mode: Mode
     list_fields: Iterable[str]
     fields: Mapping[str, str]
+    lexical: bool
     create_schema: bool
     create_keyspace: bool
     request_timeout: float | None

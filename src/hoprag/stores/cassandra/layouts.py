@@ -34,7 +34,7 @@ from hoprag.filters import CompiledFilter, Condition
 from hoprag.filters import matches as filter_matches
 from hoprag.stores.base import Hit
 from hoprag.stores.cassandra import fields as fl
-from hoprag.stores.cassandra import schema, vectors
+from hoprag.stores.cassandra import lexicon, schema, vectors
 from hoprag.stores.cassandra import tokens as tok
 
 if TYPE_CHECKING:
@@ -146,6 +146,9 @@ class Layout:
         self.fq = f"{keyspace}.{table}"
         self.fields: fl.FieldSet = fl.FieldSet()
         """The table's declared fields (set by the store at set-up and by a migration)."""
+        self.lexical = False
+        """Whether the table keeps the lexical index (`lexicon.py`; set by the store at set-up:
+        a new table gets it with `lexical=True`, one that has it is always written with it)."""
 
     # --- declared fields (range filters, values catalogue) ---------------------------------
     def declared(self, field: str, op: str) -> fl.DeclaredField:
@@ -359,10 +362,10 @@ class HopragLayout(Layout):
         return [(tok.token(field, value),)]
 
     def create_statements(self, dimension: int) -> list[str]:
-        return schema.table_statements(self.keyspace, self.table, dimension)
+        return schema.table_statements(self.keyspace, self.table, dimension, lexical=self.lexical)
 
     def index_names(self) -> list[str]:
-        return schema.index_names(self.table)
+        return schema.index_names(self.table, lexical=self.lexical)
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
         raw = row[2]
@@ -412,13 +415,15 @@ class HopragLayout(Layout):
     def insert_query(self) -> str:
         """The INSERT of a document, with the declared typed columns this store writes."""
         typed = [d.column for d in self.fields.typed() if d.column is not None]
-        cols = ["id", "content", "embedding", "metadata", "tokens", *typed]
+        lexical = ["lexicon", "lexicon_length"] if self.lexical else []
+        cols = ["id", "content", "embedding", "metadata", "tokens", *lexical, *typed]
         marks = ", ".join("?" * len(cols))
         return f"INSERT INTO {self.fq} ({', '.join(cols)}) VALUES ({marks})"
 
     def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
-        """The INSERT's values: typed columns null unless the field holds a number (an ISO
-        date); a list in a typed field adds its marker token instead."""
+        """The INSERT's values: the content's terms when the table keeps the lexical index;
+        typed columns null unless the field holds a number (an ISO date); a list in a typed
+        field adds its marker token instead."""
         tokens = tok.metadata_tokens(doc.metadata)
         typed: list[Any] = []
         for decl in self.fields.typed():
@@ -426,7 +431,12 @@ class HopragLayout(Layout):
             if is_list:
                 tokens.add(fl.list_marker(decl.field))
             typed.append(value)
-        return (doc.id, doc.content, embedding, metadata_json(doc.metadata), tokens, *typed)
+        lexical: tuple[Any, ...] = ()
+        if self.lexical:
+            terms = lexicon.terms_of(doc.content)
+            lexical = (terms, sum(terms.values()))
+        row = (doc.id, doc.content, embedding, metadata_json(doc.metadata), tokens)
+        return (*row, *lexical, *typed)
 
 
 def cassio_string(value: Any) -> str:

@@ -21,6 +21,9 @@ adds its own part. The statements (all values bound; see `layouts.py` for the te
 * a metadata edge: the same queries with the edge's own condition ANDed in (a filter on the
   edge's field never replaces the edge's value: both clauses are kept). `aadjacent_many`
   sends all of a hop's edges, times the filter's branches, as one burst;
+* lexical search (a table with the lexical index, `lexicon.py`): one burst of the table's
+  counter row and one `lexicon CONTAINS KEY ?` postings read per query term, BM25 computed
+  client-side, then reads by id in rank order until k pass the filter;
 * ids: primary-key reads `WHERE id IN ?` in chunks of `GET_CHUNK` ids, one burst. A filter on
   them is checked client-side (Cassandra refuses an indexed-column restriction together with
   `IN` on the partition key): by the shared evaluator on hoprag's table, by the branches'
@@ -37,6 +40,7 @@ otherwise Cassandra's `similarity_cosine` ((1 + cos) / 2) mapped back."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,8 +55,9 @@ from hoprag.filters import (
     check_complete_read,
     condition_label,
 )
-from hoprag.stores.base import Hit, PreparedQuery
-from hoprag.stores.cassandra import sets
+from hoprag.lexical import best, bm25_totals, check_lexical_text, tokenize
+from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
+from hoprag.stores.cassandra import lexicon, sets
 from hoprag.stores.cassandra.executor import Call, Executor
 from hoprag.stores.cassandra.guards import MAX_K
 from hoprag.stores.cassandra.layouts import Clause, Layout
@@ -264,6 +269,51 @@ class CassandraQuery(PreparedQuery):
             for hit in self._layout.hits(rows, include_embeddings=inc, query=qv):
                 found[hit.id] = hit
         return [found[i] for i in id_list if i in found]
+
+    # -- lexical search --------------------------------------------------------------------
+
+    async def alexical(self, text: str, *, k: int) -> list[LexicalHit]:
+        """The `k` documents passing the filter that BM25 ranks best for `text`, best first,
+        equal scores by id (`lexicon.py`: one burst of the table's counters and each term's
+        postings, BM25 computed as MemoryStore does), then read by id in rank order until
+        `k` pass the filter; each hit's `score` is its cosine similarity to the query vector,
+        `lexical` its BM25 score."""
+        k = check_k(k)
+        text = check_lexical_text(text)
+        layout = self._layout
+        if not layout.lexical:
+            raise lexicon.no_lexical_index(layout.fq)
+        query = Counter(tokenize(text))
+        if k == 0 or not query:
+            return []
+        ranked = await self._bm25(query)
+        found: list[LexicalHit] = []
+        step = max(k, GET_CHUNK)
+        for start in range(0, len(ranked), step):
+            chunk = ranked[start : start + step]
+            hits = {h.id: h for h in await self.aget([i for i, _ in chunk])}
+            for doc_id, score in chunk:
+                hit = hits.get(doc_id)
+                if hit is not None:
+                    found.append(LexicalHit(hit.document, hit.score, score))
+            if len(found) >= k:
+                break
+        return found[:k]
+
+    async def _bm25(self, query: Counter[str]) -> list[tuple[str, float]]:
+        """Every document holding a query term with its BM25 score, best first, equal scores
+        by id: the table's counters and one postings read per term, in one burst."""
+        layout = self._layout
+        terms = list(query)
+        calls: list[Call] = [(lexicon.stats_query(layout.keyspace), [layout.table])]
+        calls += [(lexicon.postings_query(layout.fq), [t, t, lexicon.MAX_POSTINGS]) for t in terms]
+        stats, *pages = await self._executor.burst(calls, "lexical search", self.limiter)
+        postings = {
+            t: [(r[0], r[1], r[2] or 0) for r in rows] for t, rows in zip(terms, pages, strict=True)
+        }
+        documents, length = (int(stats[0][0] or 0), int(stats[0][1] or 0)) if stats else (0, 0)
+        totals = bm25_totals(query, postings.__getitem__, documents, length)
+        return best(totals, len(totals))
 
     # -- complete sets (scopes) -------------------------------------------------------------
 

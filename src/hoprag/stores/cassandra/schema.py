@@ -12,6 +12,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from hoprag.errors import InvalidInputError, StoreError
+from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.names import check_name
 
 if TYPE_CHECKING:
@@ -56,8 +57,11 @@ def keyspace_statements(keyspace: str, replication: str) -> list[str]:
     ]
 
 
-def table_statements(keyspace: str, table: str, dimension: int) -> list[str]:
-    """The statements that create the documents table and its indexes when missing."""
+def table_statements(
+    keyspace: str, table: str, dimension: int, *, lexical: bool = False
+) -> list[str]:
+    """The statements that create the documents table and its indexes when missing; with
+    `lexical`, its lexical index too (columns, index and counter table: `lexicon.py`)."""
     ks = check_name(keyspace, what="keyspace")
     tb = check_name(table, what="table")
     if (
@@ -68,16 +72,22 @@ def table_statements(keyspace: str, table: str, dimension: int) -> list[str]:
         raise InvalidInputError(
             f"embedding dimension must be an integer in 1..{MAX_DIMENSION}, got {dimension!r}"
         )
-    return [
-        Template(s).substitute(keyspace=ks, table=tb, dimension=dimension)
+    columns = f",\n  {lexicon.COLUMNS}" if lexical else ""
+    statements = [
+        Template(s).substitute(keyspace=ks, table=tb, dimension=dimension, lexicon_columns=columns)
         for s in split_statements(cql_text("documents.cql"))
     ]
+    if lexical:
+        statements += [lexicon.index_statement(ks, tb), lexicon.stats_table_statement(ks)]
+    return statements
 
 
-def index_names(table: str) -> list[str]:
-    """Names of the SAI indexes `documents.cql` creates for `table`."""
+def index_names(table: str, *, lexical: bool = False) -> list[str]:
+    """Names of the SAI indexes `documents.cql` creates for `table` (with `lexical`, and the
+    lexical index's)."""
     tb = check_name(table, what="table")
-    return [f"{tb}_embedding_idx", f"{tb}_tokens_idx"]
+    names = [f"{tb}_embedding_idx", f"{tb}_tokens_idx"]
+    return [*names, lexicon.index_name(tb)] if lexical else names
 
 
 _UNKNOWN_KEYSPACE = re.compile(r"Unknown keyspace (\w+)")

@@ -44,7 +44,7 @@ from hoprag.resolve import (
     too_many,
 )
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store
-from hoprag.stores.cassandra import declare
+from hoprag.stores.cassandra import declare, lexicon
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.connection import ConnectionOptions
@@ -62,8 +62,13 @@ from hoprag.stores.cassandra.fields import (
     typed_value,
 )
 from hoprag.stores.cassandra.layouts import Layout, layout_for
-from hoprag.stores.cassandra.query import CassandraQuery
-from hoprag.stores.cassandra.schema import existing_dimension, setup_table
+from hoprag.stores.cassandra.query import GET_CHUNK, CassandraQuery
+from hoprag.stores.cassandra.schema import (
+    execute_ddl_all,
+    existing_dimension,
+    setup_table,
+    wait_queryable,
+)
 from hoprag.stores.cassandra.session import connect, connect_astra
 from hoprag.stores.cassandra.values import ValuesCatalogue
 from hoprag.stores.cassandra.vectors import PackedVector
@@ -229,6 +234,7 @@ class CassandraStore(Store):
                 existed = (
                     existing_dimension(self._session, self.layout, self.config.mode) is not None
                 )
+                self.layout.lexical = self.config.lexical and not existed
                 self.dimension = setup_table(self._session, self.layout, self.config, self._probe)
                 if self.config.mode == "hoprag":
                     self.layout.fields = declare.open_fields(
@@ -238,12 +244,30 @@ class CassandraStore(Store):
                         created=not existed,
                         wait=self.config.wait_indexes,
                     )
+                    self._open_lexicon()
             except HopragError:
                 raise
             except Exception as exc:
                 raise translate(exc, f"setting up {self.layout.fq}") from exc
             self._executor.start(self._session)
             self._ready = True
+
+    def _open_lexicon(self) -> None:
+        """Whether the table keeps the lexical index: one that has its column is written with
+        it whatever this store asked; with `lexical=True` an existing table without it gets it
+        when empty and is refused otherwise (`lexicon.refuse_unindexed_rows`). Blocking."""
+        session, layout = self._session, self.layout
+        column, index = lexicon.present(session, self.keyspace, self.table)
+        if not column and not self.config.lexical:
+            layout.lexical = False
+            return
+        if not column:
+            lexicon.refuse_unindexed_rows(session, layout.fq)
+        if not (column and index):  # also finishes a set-up that stopped after the ALTER
+            execute_ddl_all(session, lexicon.add_statements(self.keyspace, self.table, column))
+            if self.config.wait_indexes:
+                wait_queryable(session, self.keyspace, [lexicon.index_name(self.table)])
+        layout.lexical = True
 
     async def asetup(self) -> None:
         """`setup()` in a worker thread (at once when already set up)."""
@@ -341,9 +365,27 @@ class CassandraStore(Store):
         await self.asetup()
         rows = await self._insert_rows(docs)
         await self._catalogue(docs, window)
+        counted = await self._lexicon_delta(docs, window) if self.layout.lexical else (0, 0)
         await self._executor.write_all(
             self.layout.insert_query(), rows, window=window, progress=progress
         )
+        if any(counted):  # after the rows: a failed write leaves the counters as they were
+            params = [*counted, self.table]
+            await self._executor.execute(
+                lexicon.stats_update(self.keyspace), params, "lexical statistics"
+            )
+
+    async def _lexicon_delta(self, docs: list[Document], window: int) -> tuple[int, int]:
+        """How the table's lexical counters change when `docs` are written: their stored
+        lengths read first (by id, one burst), so that a replaced document counts once."""
+        ids = [d.id for d in docs]
+        text = lexicon.lengths_query(self.layout.fq)
+        chunks: list[Any] = [([ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
+        calls = [(text, chunk) for chunk in chunks]
+        pages = await self._executor.burst(calls, "lexical lengths", anyio.CapacityLimiter(window))
+        stored = {r[0]: r[1] for rows in pages for r in rows}
+        written = [(d.id, sum(lexicon.terms_of(d.content).values())) for d in docs]
+        return lexicon.stats_delta(stored, written)
 
     async def _catalogue(self, docs: list[Document], window: int) -> None:
         """Before the documents are written: add their entity values to the values catalogue
