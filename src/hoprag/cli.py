@@ -1240,7 +1240,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hoprag.cli_eval import add_eval_parser
     from hoprag.cli_link import add_link_parser
 
-    add_link_parser(sub)
+    add_link_parser(sub, common)
     add_eval_parser(sub, common)
     return p
 

@@ -39,6 +39,9 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     ev.add_argument("--store", default="memory", choices=["memory", "cassandra"],
                     help="where the corpus is held (default memory; cassandra: in "
                     "--keyspace)")  # fmt: skip
+    ev.add_argument("--ann-overquery", type=int, default=1,
+                    help="with --store cassandra: ask for N x k rows per vector search and keep "
+                    "the best k (default 1)")  # fmt: skip
     ev.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
     ev.add_argument("--methods", default=",".join(METHODS),
                     help=f"comma-separated, of {', '.join(METHODS)} (default: all)")  # fmt: skip
@@ -88,6 +91,12 @@ def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], li
     from hoprag.evaluation.run import check_methods
 
     methods = check_methods([m.strip() for m in args.methods.split(",")])
+    from hoprag.stores.cassandra.guards import MAX_OVERQUERY
+
+    if args.ann_overquery != 1 and args.store != "cassandra":
+        raise CliError("--ann-overquery applies to --store cassandra", 2)
+    if not 1 <= args.ann_overquery <= MAX_OVERQUERY:
+        raise CliError(f"--ann-overquery must be 1..{MAX_OVERQUERY}, got {args.ann_overquery}", 2)
     if args.store == "cassandra":
         from hoprag.stores.cassandra.names import check_name
 
@@ -138,6 +147,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             store.close()
             store.session.cluster.shutdown()
     figures["store"] = args.store
+    if args.store == "cassandra":
+        figures["ann_overquery"] = args.ann_overquery
     figures["embedding"] = args.embedding
     print_figures(figures)
     from hoprag.cli_link import write_whole
@@ -170,7 +181,8 @@ def cassandra_store(args: argparse.Namespace, docs: list[Any], embedding: Any) -
     prior = catalog.get(table)
     dimension = embedding_dimension(embedding)
     store = CassandraStore(embedding, keyspace=keyspace, table=table, session=session,
-                           dimension=dimension, lexical=True)  # fmt: skip
+                           dimension=dimension, lexical=True,
+                           ann_overquery=args.ann_overquery)  # fmt: skip
     if prior is not None and prior.complete and prior.written == len(docs):
         print(f"the corpus is in {keyspace}.{table} (loaded by an earlier run)")
         return store

@@ -5,11 +5,14 @@ field, `mentions` by default: the ids of the other records whose titles its text
 `hoprag load jsonl --path OUT.jsonl` then loads it, and the edges `("mentions", "$id")` and
 `("$id", "mentions")` follow those mentions; `--phrases FIELD` also adds the capitalised names
 a record shares with a few others (`hoprag.phrases`), followed by `(FIELD, FIELD)`. Everything
-is checked before any text is read, and OUT is written whole or not at all."""
+is checked before any text is read, and OUT is written whole or not at all. `hoprag link
+--table T` links a table already loaded instead, in place
+(`hoprag.stores.cassandra.link_table`)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -21,15 +24,18 @@ RESERVED = ("id", "title", "text", "abstract", "date", "metadata")
 """JSONL fields the links may not replace."""
 
 
-def add_link_parser(sub: Any) -> None:
-    """Register `hoprag link` on the command line's subparsers."""
+def add_link_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register `hoprag link` on the command line's subparsers (`common`: the connection
+    options, used with --table)."""
     lk = sub.add_parser(
         "link",
-        help="add a field of title mentions to a JSONL file (edges from plain text)",
+        parents=[common],
+        help="add a field of title mentions to a JSONL file or a loaded table (edges from text)",
         description=__doc__.split("\n\n")[1].replace("\n", " "),
     )
-    lk.add_argument("--path", required=True, help="the JSONL file to read")
-    lk.add_argument("--out", required=True, help="the JSONL file to write (not --path)")
+    lk.add_argument("--path", help="the JSONL file to read")
+    lk.add_argument("--out", help="the JSONL file to write (not --path)")
+    lk.add_argument("--table", help="instead of --path and --out: link this loaded table in place")
     lk.add_argument("--field", default="mentions", help="the field of ids (default mentions)")
     lk.add_argument(
         "--aliases",
@@ -70,6 +76,28 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
     """The checks of `hoprag link` that need no text read; returns the aliases."""
     from hoprag.cli import CliError
 
+    if args.table is not None:
+        if args.path is not None or args.out is not None:
+            raise CliError("--table links a loaded table in place: give it without --path "
+                           "and --out", 2)  # fmt: skip
+    elif args.path is None or args.out is None:
+        raise CliError("give --path and --out (a JSONL file), or --table (a loaded table)", 2)
+    else:
+        _check_files(args)
+    if args.report and not Path(args.report).parent.is_dir():
+        raise CliError(f"--json {args.report}: the directory does not exist", 2)
+    _check_fields(args)
+    from hoprag.linking import check_link_options
+
+    check_link_options(field=args.field, min_chars=args.min_chars, max_shared=args.max_shared,
+                       max_share=args.max_share)  # fmt: skip
+    return _read_aliases(args.aliases) if args.aliases else None
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    """--path is a file, --out a new file in an existing directory."""
+    from hoprag.cli import CliError
+
     src, out = Path(args.path), Path(args.out)
     if not src.is_file():
         raise CliError(f"--path {args.path} is not a file (hoprag link reads one)", 2)
@@ -77,8 +105,12 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
         raise CliError("--out must not be --path: the file read is not overwritten", 2)
     if not out.parent.is_dir():
         raise CliError(f"--out {args.out}: the directory {out.parent} does not exist", 2)
-    if args.report and not Path(args.report).parent.is_dir():
-        raise CliError(f"--json {args.report}: the directory does not exist", 2)
+
+
+def _check_fields(args: argparse.Namespace) -> None:
+    """--field and --phrases name new fields; --phrase-docs is at least 2."""
+    from hoprag.cli import CliError
+
     if not args.field or args.field.startswith("$") or args.field in RESERVED:
         raise CliError(
             f"--field must be a new field name, not {args.field!r} (not one of "
@@ -93,11 +125,6 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
             )
         if args.phrase_docs < 2:
             raise CliError(f"--phrase-docs must be at least 2, got {args.phrase_docs}", 2)
-    from hoprag.linking import check_link_options
-
-    check_link_options(field=args.field, min_chars=args.min_chars, max_shared=args.max_shared,
-                       max_share=args.max_share)  # fmt: skip
-    return _read_aliases(args.aliases) if args.aliases else None
 
 
 def _read_aliases(path: str) -> dict[str, list[str]]:
@@ -125,6 +152,8 @@ def cmd_link(args: argparse.Namespace) -> int:
     from hoprag.linking import link_documents
 
     aliases = check_link_args(args)
+    if args.table is not None:
+        return link_table(args, aliases)
     records = list(jsonl_records(args.path))
     docs = [record_to_document(r) for r in records]
     progress = Progress(len(docs), label="link")
@@ -162,6 +191,55 @@ def cmd_link(args: argparse.Namespace) -> int:
         figures = {**report.as_dict(), "field": args.field, "replaced": replaced}
         if args.phrases is not None:
             figures |= {"phrases_field": args.phrases, "phrased": phrased}
+        write_whole(Path(args.report), [json.dumps(figures, indent=2)])
+    return 0
+
+
+def link_table(args: argparse.Namespace, aliases: dict[str, list[str]] | None) -> int:
+    """`hoprag link --table`: read the table, link, update the changed documents, report."""
+    from hoprag.cli import Progress, open_session
+    from hoprag.embeddings import HashEmbedding
+    from hoprag.stores.cassandra.link_table import alink_table
+    from hoprag.stores.cassandra.names import check_name
+    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.sync import run_sync
+
+    keyspace = check_name(args.keyspace, what="keyspace")
+    table = check_name(args.table, what="table")
+    session = open_session(args)
+    try:
+        # Nothing is embedded: the store only reads and updates metadata, never vectors.
+        store = CassandraStore(HashEmbedding(8), keyspace=keyspace, table=table,
+                               session=session, create_schema=False)  # fmt: skip
+        reading = Progress(None, label=f"read {keyspace}.{table}")
+        writing: list[Progress] = []
+
+        def written(done: int, total: int) -> None:
+            if not writing:
+                writing.append(Progress(total, label="update"))
+            writing[0].update(done)
+
+        run = functools.partial(alink_table, store, field=args.field, aliases=aliases,
+                                strip_qualifiers=not args.keep_qualifiers,
+                                min_chars=args.min_chars, max_shared=args.max_shared,
+                                max_share=args.max_share, phrases=args.phrases,
+                                phrase_docs=args.phrase_docs, read=reading.update,
+                                written=written)  # fmt: skip
+        done = run_sync(run)
+        reading.close()
+        for bar in writing:
+            bar.close()
+    finally:
+        session.cluster.shutdown()
+    print(f"linked {keyspace}.{table}: {done.report.summary()}; updated {done.updated} of "
+          f"{done.documents} documents")  # fmt: skip
+    if done.phrased is not None:
+        print(f"{done.phrased} of {done.documents} documents share a name in {args.phrases!r}")
+    if args.report:
+        figures = {**done.report.as_dict(), "field": args.field, "updated": done.updated,
+                   "documents": done.documents}  # fmt: skip
+        if done.phrased is not None:
+            figures |= {"phrases_field": args.phrases, "phrased": done.phrased}
         write_whole(Path(args.report), [json.dumps(figures, indent=2)])
     return 0
 

@@ -92,6 +92,8 @@ def test_eval_reads_2wiki_and_reports_dropped_questions(
         ({"--methods": "vector,bogus"}, "methods must be distinct names of vector, lexical"),
         ({"--methods": "vector,vector"}, "methods must be distinct names"),
         ({"--questions": "0"}, "--questions must be >= 1"),
+        ({"--ann-overquery": "2"}, "--ann-overquery applies to --store cassandra"),
+        ({"--store": "cassandra", "--ann-overquery": "17"}, "--ann-overquery must be 1..16"),
         (
             {"--store": "cassandra", "--keyspace": "no-such"},
             "keyspace 'no-such' is not a plain name",

@@ -137,3 +137,24 @@ def test_link_with_phrases_adds_the_names_records_share(tmp_path: Path) -> None:
     assert "3 of 4 records share a name in 'names'" in r.stdout
     figures = json.loads(report.read_text())
     assert figures["phrases_field"] == "names" and figures["phrased"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--table", "docs", "--out", "o.jsonl"], "give it without --path and --out"),
+        (["--table", "docs", "--path", "in.jsonl"], "give it without --path and --out"),
+        (["--path", "in.jsonl"], "give --path and --out (a JSONL file), or --table"),
+        ([], "give --path and --out (a JSONL file), or --table"),
+        (["--table", "docs", "--field", "title"], "--field must be a new field name"),
+        (["--table", "docs", "--keyspace", "no-such"], "keyspace 'no-such' is not a plain"),
+        (["--table", "no-such"], "table 'no-such' is not a plain name"),
+    ],
+)
+def test_link_of_a_table_is_refused_naming_the_problem_before_connecting(
+    capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    # No node listens on port 1: a check that came after connecting would fail otherwise.
+    code = main(["link", *args, "--contact-points", "127.0.0.1:1"])
+    assert code == 2
+    assert says in capsys.readouterr().err

@@ -284,6 +284,14 @@ class Layout:
         """The bound values of `insert_query` for a checked document and embedding."""
         raise NotImplementedError
 
+    def metadata_query(self) -> str:
+        """The UPDATE of a row's metadata alone (hoprag's table)."""
+        raise NotImplementedError
+
+    def metadata_values(self, doc: Document) -> tuple[Any, ...]:
+        """The bound values of `metadata_query`."""
+        raise NotImplementedError
+
     # --- shared query building -------------------------------------------------------------
     def ann_query(self, clauses: Sequence[str], include_embeddings: bool) -> str:
         """`SELECT ... [WHERE clause AND ...] ORDER BY vec ANN OF ? LIMIT ?`. Bound values:
@@ -421,22 +429,40 @@ class HopragLayout(Layout):
         return f"INSERT INTO {self.fq} ({', '.join(cols)}) VALUES ({marks})"
 
     def insert_values(self, doc: Document, embedding: list[float]) -> tuple[Any, ...]:
-        """The INSERT's values: the content's terms when the table keeps the lexical index;
-        typed columns null unless the field holds a number (an ISO date); a list in a typed
-        field adds its marker token instead."""
-        tokens = tok.metadata_tokens(doc.metadata)
-        typed: list[Any] = []
-        for decl in self.fields.typed():
-            value, is_list = fl.typed_value(decl, doc.metadata)
-            if is_list:
-                tokens.add(fl.list_marker(decl.field))
-            typed.append(value)
+        """The INSERT's values: the content's terms when the table keeps the lexical index,
+        the metadata's tokens and typed columns (`_indexed`)."""
+        tokens, typed = self._indexed(doc.metadata)
         lexical: tuple[Any, ...] = ()
         if self.lexical:
             terms = lexicon.terms_of(doc.content)
             lexical = (terms, sum(terms.values()))
         row = (doc.id, doc.content, embedding, metadata_json(doc.metadata), tokens)
         return (*row, *lexical, *typed)
+
+    def metadata_query(self) -> str:
+        """The UPDATE that replaces a row's metadata, its tokens and its declared typed
+        columns, leaving content, embedding and lexicon as they are."""
+        typed = [f"{d.column} = ?" for d in self.fields.typed() if d.column is not None]
+        sets = ", ".join(["metadata = ?", "tokens = ?", *typed])
+        return f"UPDATE {self.fq} SET {sets} WHERE id = ?"
+
+    def metadata_values(self, doc: Document) -> tuple[Any, ...]:
+        """The bound values of `metadata_query` for a checked document."""
+        tokens, typed = self._indexed(doc.metadata)
+        return (metadata_json(doc.metadata), tokens, *typed, doc.id)
+
+    def _indexed(self, metadata: Mapping[str, Any]) -> tuple[set[str], list[Any]]:
+        """The `tokens` of the metadata and the values of the declared typed columns: null
+        unless the field holds a number (an ISO date); a list in a typed field adds its
+        marker token instead."""
+        tokens = tok.metadata_tokens(metadata)
+        typed: list[Any] = []
+        for decl in self.fields.typed():
+            value, is_list = fl.typed_value(decl, metadata)
+            if is_list:
+                tokens.add(fl.list_marker(decl.field))
+            typed.append(value)
+        return tokens, typed
 
 
 def cassio_string(value: Any) -> str:

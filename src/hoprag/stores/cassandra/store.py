@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
 import anyio
@@ -432,6 +432,51 @@ class CassandraStore(Store):
             for d in docs
         ]
 
+    async def adocuments(self) -> AsyncIterator[list[Document]]:
+        """Every document of the table without its embedding, a page of `BACKFILL_PAGE` at a
+        time (a paged read of id, content and metadata, in the table's token order; hoprag
+        tables only)."""
+        self._hoprag_only("reading the documents page by page")
+        await self.asetup()
+        reader = _PageReader(self._session, self._executor, self.layout.fq, "id, content, metadata")
+        while (page := await reader.next_page()) is not None:
+            yield [Document(i, c or "", json.loads(m) if m else {}) for i, c, m in page]
+
+    async def aupdate_metadata(
+        self,
+        documents: Iterable[Document],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        concurrency: int | None = None,
+    ) -> None:
+        """Replace the metadata of documents already in the table, keeping their content,
+        embedding and lexical terms: the tokens, declared typed columns and values catalogue
+        follow the new metadata (hoprag tables only). Every id is read first; when one is not
+        in the table nothing is written (InvalidInputError naming it)."""
+        self._hoprag_only("updating metadata")
+        docs = check_documents(documents)
+        window = self.config.max_in_flight
+        if concurrency is not None:
+            window = check_int("concurrency", concurrency, minimum=1)
+        await self.asetup()
+        ids = [d.id for d in docs]
+        text = f"SELECT id FROM {self.layout.fq} WHERE id IN ?"
+        calls = [(text, [ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
+        pages = await self._executor.burst(calls, "read by id", anyio.CapacityLimiter(window))
+        stored = {r[0] for rows in pages for r in rows}
+        missing = [i for i in ids if i not in stored]
+        if missing:
+            raise invalid("documents", missing[:5], f"ids of documents in {self.layout.fq}")
+        await self._catalogue(docs, window)
+        rows = [self.layout.metadata_values(d) for d in docs]
+        await self._executor.write_all(
+            self.layout.metadata_query(), rows, window=window, progress=progress
+        )
+
+    def _hoprag_only(self, what: str) -> None:
+        if self.config.mode != "hoprag":
+            raise invalid("mode", self.config.mode, f"'hoprag' for {what}")
+
     def add(
         self,
         documents: Iterable[Document],
@@ -681,13 +726,15 @@ class _PageReader:
     loop (`execute_async` with the previous page's paging state), each retried a few times
     after a transient failure."""
 
-    def __init__(self, session: Any, executor: Executor, fq: str) -> None:
+    def __init__(
+        self, session: Any, executor: Executor, fq: str, columns: str = "id, metadata"
+    ) -> None:
         from cassandra.query import SimpleStatement
 
         self.session = session
         self.executor = executor
         self.fq = fq
-        self.stmt = SimpleStatement(f"SELECT id, metadata FROM {fq}", fetch_size=BACKFILL_PAGE)
+        self.stmt = SimpleStatement(f"SELECT {columns} FROM {fq}", fetch_size=BACKFILL_PAGE)
         self.state: Any = None
         self.done = False
 
@@ -708,7 +755,7 @@ class _PageReader:
                 raise
             except Exception as exc:
                 if attempt == 5 or not is_transient_read_error(exc):
-                    raise translate(exc, f"reading {self.fq} for a backfill") from exc
+                    raise translate(exc, f"reading {self.fq} page by page") from exc
             await asyncio.sleep(delay)
             delay *= 2
         self.done = self.state is None
