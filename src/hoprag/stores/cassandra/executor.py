@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import math
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -172,7 +173,7 @@ class Executor:
         """Queries of this store in flight now (all event loops and threads)."""
         return self.limiter.in_use
 
-    def send(self, stmt: Any, params: Sequence[Any]) -> bridge.Request | bridge.Failed:
+    def send(self, stmt: Any, params: Sequence[Any] | None) -> bridge.Request | bridge.Failed:
         """Hand `stmt` to the driver now; a refusal at once becomes a `Failed` request, so it
         is collected (and retried) like any failed answer."""
         try:
@@ -263,21 +264,62 @@ class Executor:
                 raise translate(exc, f"{operation} on {self.fq}") from exc
         return self.tuples(rows)
 
-    async def insert(self, query: str, params: Sequence[Any]) -> None:
-        """One INSERT, retried after a write timeout. A node whose SAI vector index is the
-        bottleneck queues writes; with many in flight some wait past the server's write timeout
-        although the node is healthy: backing off lets a load finish at the rate the node
-        sustains."""
+    async def _send_batch(self, batch: Any) -> None:
+        """One batch, holding a slot of the shared bound while in flight."""
+        async with self.limiter:
+            try:
+                await self.send(batch, None).rows()
+            except (asyncio.CancelledError, HopragError):
+                raise
+            except Exception as exc:
+                raise translate(exc, f"batched write on {self.fq}") from exc
+
+    async def write_groups(
+        self, query: str, groups: Sequence[Sequence[Sequence[Any]]], *, window: int
+    ) -> None:
+        """Each group of rows of `query` as one unlogged batch (the rows of one partition: one
+        mutation on the node, one request from here), up to `window` in flight, each retried
+        after a write timeout as `insert` is."""
+        from cassandra.query import BatchStatement, BatchType
+
+        if not groups:
+            return
+        assert self.prepared is not None
+        _record([(query, params) for rows in groups for params in rows])
+        stmt = await self.prepared.get(query)
+        it = iter(groups)
+
+        async def worker() -> None:
+            for rows in it:
+                batch = BatchStatement(BatchType.UNLOGGED, consistency_level=stmt.consistency_level)
+                for params in rows:
+                    batch.add(stmt, params)
+                await self._retried(functools.partial(self._send_batch, batch))
+
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                for _ in range(min(window, len(groups))):
+                    tg.start_soon(worker)
+
+    async def _retried(self, write: Callable[[], Awaitable[Any]]) -> None:
+        """`write()`, again after a write timeout (see `insert`)."""
         delay = INSERT_RETRY_DELAY
         for attempt in range(INSERT_RETRIES + 1):
             try:
-                await self.execute(query, params, "insert")
+                await write()
                 return
             except StoreError as exc:
                 if attempt == INSERT_RETRIES or not is_timeout(exc.__cause__):
                     raise
             await asyncio.sleep(delay)
             delay *= 2
+
+    async def insert(self, query: str, params: Sequence[Any]) -> None:
+        """One INSERT, retried after a write timeout. A node whose SAI vector index is the
+        bottleneck queues writes; with many in flight some wait past the server's write timeout
+        although the node is healthy: backing off lets a load finish at the rate the node
+        sustains."""
+        await self._retried(functools.partial(self.execute, query, params, "insert"))
 
     async def write_all(
         self,

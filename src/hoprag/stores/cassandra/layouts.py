@@ -373,7 +373,7 @@ class HopragLayout(Layout):
         return schema.table_statements(self.keyspace, self.table, dimension, lexical=self.lexical)
 
     def index_names(self) -> list[str]:
-        return schema.index_names(self.table, lexical=self.lexical)
+        return schema.index_names(self.table)
 
     def decode_metadata(self, row: Sequence[Any]) -> dict[str, Any]:
         raw = row[2]

@@ -1,20 +1,21 @@
-"""The lexical index of a CassandraStore table (`lexical=True`): BM25 from Cassandra's own
-indexes, in one round of concurrent queries.
+"""The lexical index of a CassandraStore table (`lexical=True`): BM25 from tables Cassandra
+reads by key, in one round of concurrent queries.
 
 Apache Cassandra 5.0's SAI has no BM25 (its analyzed text indexes match terms but neither
-count nor rank them), so the table keeps what BM25 needs:
+count nor rank them), so the keyspace keeps what BM25 needs:
 
-* per row, `lexicon map<text, int>` (each term of the content, `hoprag.lexical.tokenize`, with
-  its count) and `lexicon_length int` (the row's count of terms), one SAI index on
-  `KEYS(lexicon)`;
-* per table, a row of the keyspace's counter table `hoprag_lexicon`: how many documents the
-  table holds and their total length, updated by every write.
+* per row of the table, `lexicon map<text, int>` (each term of the content,
+  `hoprag.lexical.tokenize`, with its count) and `lexicon_length int` (its count of terms):
+  what a replacement must take back;
+* `hoprag_postings`, one partition per (table, term) holding a row (id, count, length) per
+  document with the term: a term's postings are one partition read;
+* `hoprag_lexicon`, a counter row per table: how many documents it holds and their total
+  length.
 
-A search sends, in one burst, the counter row and one read per distinct query term: `SELECT
-id, lexicon[?], lexicon_length ... WHERE lexicon CONTAINS KEY ?` (the term's postings, from the
-index: a row is never read for a term it does not hold). BM25 is then computed client-side by
-`hoprag.lexical.bm25_totals`, the computation MemoryStore's index makes, so both stores rank
-the same documents identically. Replacing a document reads its stored length first, so that
+A search sends, in one burst, the counter row and one postings read per distinct query term,
+then computes BM25 client-side with `hoprag.lexical.bm25_totals`, the computation MemoryStore's
+index makes, so both stores rank the same documents identically. An `add` reads the stored
+terms and lengths of its ids first, so that a replaced document's old postings are deleted and
 the counters count it once. A table written without the columns cannot be given them while it
 holds rows (their rows would be missing from every posting): `refuse_unindexed_rows`."""
 
@@ -30,8 +31,6 @@ from hoprag.lexical import tokenize
 STATS_TABLE = "hoprag_lexicon"
 COLUMNS = "lexicon map<text, int>, lexicon_length int"
 """The two columns, as they appear in a CREATE TABLE or an ALTER TABLE ADD."""
-MAX_POSTINGS = 1_000_000
-"""The most rows one term's postings read returns."""
 
 
 def terms_of(content: str) -> dict[str, int]:
@@ -39,17 +38,7 @@ def terms_of(content: str) -> dict[str, int]:
     return dict(Counter(tokenize(content)))
 
 
-def index_name(table: str) -> str:
-    """The name of the SAI index on `KEYS(lexicon)`."""
-    return f"{table}_lexicon_idx"
-
-
-def index_statement(keyspace: str, table: str) -> str:
-    """CREATE of the SAI index the postings reads use."""
-    return (
-        f"CREATE CUSTOM INDEX IF NOT EXISTS {index_name(table)} ON {keyspace}.{table} "
-        "(KEYS(lexicon)) USING 'StorageAttachedIndex'"
-    )
+POSTINGS_TABLE = "hoprag_postings"
 
 
 def stats_table_statement(keyspace: str) -> str:
@@ -60,27 +49,35 @@ def stats_table_statement(keyspace: str) -> str:
     )
 
 
+def postings_table_statement(keyspace: str) -> str:
+    """CREATE of the keyspace's postings table (a partition per table and term)."""
+    return (
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.{POSTINGS_TABLE} (table_name text, term text, "
+        "id text, tf int, length int, PRIMARY KEY ((table_name, term), id))"
+    )
+
+
 def add_statements(keyspace: str, table: str, has_columns: bool) -> list[str]:
-    """What gives an existing (empty) table the lexical index (the columns unless it has
-    them, the index and the counter table, each when missing)."""
+    """What gives an existing (empty) table the lexical index: the keyspace's two tables when
+    missing, and the columns unless it has them."""
     alter = [] if has_columns else [f"ALTER TABLE {keyspace}.{table} ADD ({COLUMNS})"]
-    return [stats_table_statement(keyspace), *alter, index_statement(keyspace, table)]
+    return [stats_table_statement(keyspace), postings_table_statement(keyspace), *alter]
 
 
 def present(session: Any, keyspace: str, table: str) -> tuple[bool, bool]:
-    """Whether the table has the `lexicon` column, and its index, read from `system_schema`
-    (the driver's metadata can lag a table another client changed a moment ago)."""
+    """Whether the table has the `lexicon` column, and the keyspace its postings table, read
+    from `system_schema` (the driver's metadata can lag a table another client changed a
+    moment ago)."""
     column = session.execute(
         "SELECT column_name FROM system_schema.columns WHERE keyspace_name = %s "
         "AND table_name = %s AND column_name = 'lexicon'",
         (keyspace, table),
     )
-    index = session.execute(
-        "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s "
-        "AND table_name = %s AND index_name = %s",
-        (keyspace, table, index_name(table)),
+    postings = session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+        (keyspace, POSTINGS_TABLE),
     )
-    return bool(list(column)), bool(list(index))
+    return bool(list(column)), bool(list(postings))
 
 
 def refuse_unindexed_rows(session: Any, fq: str) -> None:
@@ -120,27 +117,68 @@ def stats_update(keyspace: str) -> str:
     )
 
 
-def postings_query(fq: str) -> str:
-    """A term's postings (bound: the term twice, the LIMIT)."""
-    return f"SELECT id, lexicon[?], lexicon_length FROM {fq} WHERE lexicon CONTAINS KEY ? LIMIT ?"
+def postings_query(keyspace: str) -> str:
+    """A term's postings (bound: the table's name, the term)."""
+    return (
+        f"SELECT id, tf, length FROM {keyspace}.{POSTINGS_TABLE} WHERE table_name = ? AND term = ?"
+    )
 
 
-def lengths_query(fq: str) -> str:
-    """The stored lengths of some ids (bound: the ids)."""
-    return f"SELECT id, lexicon_length FROM {fq} WHERE id IN ?"
+def postings_insert(keyspace: str) -> str:
+    """One posting (bound: table, term, id, count, length)."""
+    return (
+        f"INSERT INTO {keyspace}.{POSTINGS_TABLE} (table_name, term, id, tf, length) "
+        "VALUES (?, ?, ?, ?, ?)"
+    )
 
 
-def stats_delta(
-    stored: dict[str, int | None], written: Sequence[tuple[str, int]]
-) -> tuple[int, int]:
-    """The counters' change when `written` (id, length) replace what `stored` holds for those
-    ids (their lengths, None or absent for no row): (documents, length)."""
+def postings_delete(keyspace: str) -> str:
+    """Take one posting back (bound: table, term, id)."""
+    return f"DELETE FROM {keyspace}.{POSTINGS_TABLE} WHERE table_name = ? AND term = ? AND id = ?"
+
+
+def stored_query(fq: str) -> str:
+    """The stored terms and lengths of some ids (bound: the ids)."""
+    return f"SELECT id, lexicon, lexicon_length FROM {fq} WHERE id IN ?"
+
+
+BATCH_ROWS = 50
+"""Postings of one term per batch (about 3 KB: below Cassandra's 5 KB batch warning)."""
+
+
+def by_term(rows: Sequence[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    """Postings rows (table, term, ...) grouped by term, at most `BATCH_ROWS` to a group: one
+    partition per group."""
+    groups: dict[str, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        groups.setdefault(row[1], []).append(row)
+    out: list[list[tuple[Any, ...]]] = []
+    for group in groups.values():
+        out += [group[i : i + BATCH_ROWS] for i in range(0, len(group), BATCH_ROWS)]
+    return out
+
+
+Stored = dict[str, tuple[dict[str, int], int]]
+"""What the table holds for some ids: id -> (terms with counts, length)."""
+
+
+def changes(
+    table: str, stored: Stored, written: Sequence[tuple[str, dict[str, int]]]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[int, int]]:
+    """What writing `written` (id, terms with counts) over `stored` takes: the postings to
+    insert, those to delete (terms a replaced document no longer holds), and the counters'
+    change (documents, length)."""
+    inserts: list[tuple[Any, ...]] = []
+    deletes: list[tuple[Any, ...]] = []
     documents = length = 0
-    for doc_id, new in written:
+    for doc_id, terms in written:
+        new = sum(terms.values())
+        inserts += [(table, term, doc_id, tf, new) for term, tf in terms.items()]
         old = stored.get(doc_id)
         if old is None:
             documents += 1
             length += new
-        else:
-            length += new - old
-    return documents, length
+            continue
+        deletes += [(table, term, doc_id) for term in old[0] if term not in terms]
+        length += new - old[1]
+    return inserts, deletes, (documents, length)

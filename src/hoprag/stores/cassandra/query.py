@@ -22,8 +22,8 @@ adds its own part. The statements (all values bound; see `layouts.py` for the te
   edge's field never replaces the edge's value: both clauses are kept). `aadjacent_many`
   sends all of a hop's edges, times the filter's branches, as one burst;
 * lexical search (a table with the lexical index, `lexicon.py`): one burst of the table's
-  counter row and one `lexicon CONTAINS KEY ?` postings read per query term, BM25 computed
-  client-side, then reads by id in rank order until k pass the filter;
+  counter row and one postings partition read per query term, BM25 computed client-side,
+  then reads by id in rank order until k pass the filter;
 * ids: primary-key reads `WHERE id IN ?` in chunks of `GET_CHUNK` ids, one burst. A filter on
   them is checked client-side (Cassandra refuses an indexed-column restriction together with
   `IN` on the partition key): by the shared evaluator on hoprag's table, by the branches'
@@ -306,13 +306,14 @@ class CassandraQuery(PreparedQuery):
         layout = self._layout
         terms = list(query)
         calls: list[Call] = [(lexicon.stats_query(layout.keyspace), [layout.table])]
-        calls += [(lexicon.postings_query(layout.fq), [t, t, lexicon.MAX_POSTINGS]) for t in terms]
+        postings = lexicon.postings_query(layout.keyspace)
+        calls += [(postings, [layout.table, t]) for t in terms]
         stats, *pages = await self._executor.burst(calls, "lexical search", self.limiter)
-        postings = {
+        held = {
             t: [(r[0], r[1], r[2] or 0) for r in rows] for t, rows in zip(terms, pages, strict=True)
         }
         documents, length = (int(stats[0][0] or 0), int(stats[0][1] or 0)) if stats else (0, 0)
-        totals = bm25_totals(query, postings.__getitem__, documents, length)
+        totals = bm25_totals(query, held.__getitem__, documents, length)
         return best(totals, len(totals))
 
     # -- complete sets (scopes) -------------------------------------------------------------

@@ -61,7 +61,7 @@ def table_statements(
     keyspace: str, table: str, dimension: int, *, lexical: bool = False
 ) -> list[str]:
     """The statements that create the documents table and its indexes when missing; with
-    `lexical`, its lexical index too (columns, index and counter table: `lexicon.py`)."""
+    `lexical`, its lexical index too (columns, postings and counter tables: `lexicon.py`)."""
     ks = check_name(keyspace, what="keyspace")
     tb = check_name(table, what="table")
     if (
@@ -78,16 +78,14 @@ def table_statements(
         for s in split_statements(cql_text("documents.cql"))
     ]
     if lexical:
-        statements += [lexicon.index_statement(ks, tb), lexicon.stats_table_statement(ks)]
+        statements += [lexicon.stats_table_statement(ks), lexicon.postings_table_statement(ks)]
     return statements
 
 
-def index_names(table: str, *, lexical: bool = False) -> list[str]:
-    """Names of the SAI indexes `documents.cql` creates for `table` (with `lexical`, and the
-    lexical index's)."""
+def index_names(table: str) -> list[str]:
+    """Names of the SAI indexes `documents.cql` creates for `table`."""
     tb = check_name(table, what="table")
-    names = [f"{tb}_embedding_idx", f"{tb}_tokens_idx"]
-    return [*names, lexicon.index_name(tb)] if lexical else names
+    return [f"{tb}_embedding_idx", f"{tb}_tokens_idx"]
 
 
 _UNKNOWN_KEYSPACE = re.compile(r"Unknown keyspace (\w+)")

@@ -67,7 +67,6 @@ from hoprag.stores.cassandra.schema import (
     execute_ddl_all,
     existing_dimension,
     setup_table,
-    wait_queryable,
 )
 from hoprag.stores.cassandra.session import connect, connect_astra
 from hoprag.stores.cassandra.values import ValuesCatalogue
@@ -257,16 +256,13 @@ class CassandraStore(Store):
         it whatever this store asked; with `lexical=True` an existing table without it gets it
         when empty and is refused otherwise (`lexicon.refuse_unindexed_rows`). Blocking."""
         session, layout = self._session, self.layout
-        column, index = lexicon.present(session, self.keyspace, self.table)
+        column, postings = lexicon.present(session, self.keyspace, self.table)
         if not column and not self.config.lexical:
             layout.lexical = False
             return
-        if not column:
+        if not (column and postings):  # also finishes a set-up that stopped half-way
             lexicon.refuse_unindexed_rows(session, layout.fq)
-        if not (column and index):  # also finishes a set-up that stopped after the ALTER
             execute_ddl_all(session, lexicon.add_statements(self.keyspace, self.table, column))
-            if self.config.wait_indexes:
-                wait_queryable(session, self.keyspace, [lexicon.index_name(self.table)])
         layout.lexical = True
 
     async def asetup(self) -> None:
@@ -365,27 +361,42 @@ class CassandraStore(Store):
         await self.asetup()
         rows = await self._insert_rows(docs)
         await self._catalogue(docs, window)
-        counted = await self._lexicon_delta(docs, window) if self.layout.lexical else (0, 0)
+        lexical = await self._lexicon_changes(docs, window) if self.layout.lexical else None
         await self._executor.write_all(
             self.layout.insert_query(), rows, window=window, progress=progress
         )
-        if any(counted):  # after the rows: a failed write leaves the counters as they were
-            params = [*counted, self.table]
-            await self._executor.execute(
-                lexicon.stats_update(self.keyspace), params, "lexical statistics"
-            )
+        if lexical is not None:  # after the rows: a failed write leaves the index as it was
+            await self._write_lexicon(*lexical, window)
 
-    async def _lexicon_delta(self, docs: list[Document], window: int) -> tuple[int, int]:
-        """How the table's lexical counters change when `docs` are written: their stored
-        lengths read first (by id, one burst), so that a replaced document counts once."""
+    async def _lexicon_changes(
+        self, docs: list[Document], window: int
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[int, int]]:
+        """The postings to insert and delete and the counters' change when `docs` are
+        written: their stored terms and lengths read first (by id, one burst), so that a
+        replaced document's old postings go and it counts once."""
         ids = [d.id for d in docs]
-        text = lexicon.lengths_query(self.layout.fq)
-        chunks: list[Any] = [([ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
-        calls = [(text, chunk) for chunk in chunks]
-        pages = await self._executor.burst(calls, "lexical lengths", anyio.CapacityLimiter(window))
-        stored = {r[0]: r[1] for rows in pages for r in rows}
-        written = [(d.id, sum(lexicon.terms_of(d.content).values())) for d in docs]
-        return lexicon.stats_delta(stored, written)
+        text = lexicon.stored_query(self.layout.fq)
+        calls = [(text, [ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
+        pages = await self._executor.burst(calls, "lexical terms", anyio.CapacityLimiter(window))
+        stored = {r[0]: (dict(r[1] or {}), int(r[2] or 0)) for rows in pages for r in rows}
+        written = [(d.id, lexicon.terms_of(d.content)) for d in docs]
+        return lexicon.changes(self.table, stored, written)
+
+    async def _write_lexicon(
+        self,
+        inserts: list[tuple[Any, ...]],
+        deletes: list[tuple[Any, ...]],
+        counted: tuple[int, int],
+        window: int,
+    ) -> None:
+        """Write the postings (a batch per term), take back the stale ones, then update the
+        counters."""
+        ks, ex = self.keyspace, self._executor
+        await ex.write_groups(lexicon.postings_insert(ks), lexicon.by_term(inserts), window=window)
+        await ex.write_groups(lexicon.postings_delete(ks), lexicon.by_term(deletes), window=window)
+        if any(counted):
+            params = [*counted, self.table]
+            await self._executor.execute(lexicon.stats_update(ks), params, "lexical statistics")
 
     async def _catalogue(self, docs: list[Document], window: int) -> None:
         """Before the documents are written: add their entity values to the values catalogue
