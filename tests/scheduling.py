@@ -1,7 +1,7 @@
 """How the test run is laid out on pytest-xdist workers (see tests/conftest.py, whose hooks
 call these): every module is a unit of work, modules that share state are one unit (`GROUPS`),
-the Cassandra compliance suite is split (`SPLIT`), the long units come first (`FIRST`), any
-listed in `LAST` last."""
+the Cassandra compliance suite is split (`SPLIT`), the long units come first (`FIRST`) and the
+soak last (`LAST`)."""
 
 from __future__ import annotations
 
@@ -17,24 +17,19 @@ GROUPS = {
     # keyspace hoprag_bench and the benchmark's proxy address
     "tests/integration/test_bench_quick.py": "bench",
     "tests/integration/test_bench_rounds.py": "bench",
-    # the 3-node clusters, one after the other on one worker, started first: the 3-node module
-    # (127.0.0.4-6), then the soak (.31-.33) once that cluster is down
-    "tests/integration/test_cluster3.py": "clusters",
-    "tests/integration/test_soak.py": "clusters",
 }
 SPLIT = {"tests/integration/test_cassandra_store_compliance.py": 2}
 FIRST = (
-    "clusters",
+    # the 3-node cluster (one for every test that needs three nodes but the soak's)
+    "tests/integration/test_cluster3.py",
     "films",
     "bench",
 )
-LAST: tuple[str, ...] = ()
-"""Units queued after all the others (none now). The soak was one until 2026-12-03: queued
-last it ran alone on the run's tail (187-248 s) while the other worker idled; in the
-`clusters` unit it follows the 3-node module on the same worker, so the two clusters never run
-at once and the other worker has the rest of the suite to run beside it. (Started first beside
-the films load and the 3-node module, load average 46 here, a killed node took 136 s to come
-back and 61 of its traversals ran out of read retries.)"""
+LAST = ("tests/integration/test_soak.py",)
+"""Units queued after all the others. The soak (its own 3-node cluster, 336 traversals in
+flight) started beside the films load and the 3-node unit, with a load average of 46 here,
+took a killed node 136 s to come back and 61 of its traversals ran out of read retries; queued
+last, it starts once the 3-node unit is long done and the other worker is on the run's tail."""
 
 
 def unit_of(nodeid: str) -> str:

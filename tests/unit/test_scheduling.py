@@ -6,8 +6,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-
 import scheduling
 
 
@@ -36,48 +34,38 @@ def _scheduler(workers: int) -> Any:
     return scheduling.make_scheduler(config, None)
 
 
-def test_units_start_in_the_suites_order_not_by_their_count_of_tests(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_units_start_in_the_suites_order_not_by_their_count_of_tests() -> None:
     collected = [
-        "tests/integration/test_cluster3.py::test_a",
-        "tests/integration/test_cluster3.py::test_c",
-        "tests/integration/test_foundation.py::test_f",
         "tests/integration/test_soak.py::test_b",
         *(f"tests/unit/test_many.py::test_{i}" for i in range(40)),
         *(f"tests/unit/test_more.py::test_{i}" for i in range(30)),
+        "tests/integration/test_cluster3.py::test_a",
+        "tests/integration/test_cluster3.py::test_c",
     ]
-    monkeypatch.setattr(scheduling, "LAST", ("tests/integration/test_foundation.py",))
     items: list[Any] = [SimpleNamespace(nodeid=n) for n in collected]
-    scheduling.long_units_first(items)  # the long units first, those of LAST last
+    scheduling.long_units_first(items)  # the long units first, the soak last
     collection = [item.nodeid for item in items]
-    assert collection[-1] == "tests/integration/test_foundation.py::test_f"
+    assert collection[-1] == "tests/integration/test_soak.py::test_b"
     sched = _scheduler(2)
     nodes = [_Node("gw0"), _Node("gw1")]
     for node in nodes:
         sched.add_node(node)
         sched.add_node_collection(node, collection)
     sched.schedule()
-    # The 3-node unit (the 3-node module, then the soak: its own cluster once the first is
-    # down) goes to the first worker, whole and in that order, although the unit modules have
-    # twenty times as many tests; the other worker starts on the first of those; the unit
-    # queued last is sent to no one yet.
+    # The 3-node module (two tests) goes to the first worker, whole, although the unit modules
+    # have twenty times as many tests; the other worker starts on the first of those; the
+    # soak is sent to no one yet.
     gw0 = [collection[i].split("::")[0] for i in nodes[0].sent]
-    assert gw0[:3] == [
-        "tests/integration/test_cluster3.py",
-        "tests/integration/test_cluster3.py",
-        "tests/integration/test_soak.py",
-    ]
+    assert gw0[:2] == ["tests/integration/test_cluster3.py"] * 2
     assert collection[nodes[1].sent[0]].startswith("tests/unit/test_many.py")
     sent = {collection[i] for node in nodes for i in node.sent}
-    assert "tests/integration/test_foundation.py::test_f" not in sent
+    assert "tests/integration/test_soak.py::test_b" not in sent
 
 
 def test_modules_of_a_group_are_one_unit_and_a_split_module_is_parts() -> None:
     assert scheduling.unit_of("tests/integration/test_tools_cassandra.py::t") == "films"
-    assert scheduling.unit_of("tests/integration/test_soak.py::t") == "clusters"
     assert (
-        scheduling.unit_of("tests/integration/test_demo.py::t") == "tests/integration/test_demo.py"
+        scheduling.unit_of("tests/integration/test_soak.py::t") == "tests/integration/test_soak.py"
     )
     assert scheduling.unit_of("tests/integration/test_mcp.py::t") == "films"
     parts = {
