@@ -368,36 +368,55 @@ def _values(operand: Any, where: str) -> list[Any]:
     return list(seen.values())
 
 
+def _check_operator_dict(value: Mapping[Any, Any], where: str) -> None:
+    """Refuse a field's dict unless it holds one or more operators and nothing else."""
+    keys = list(value)
+    ops = [k for k in keys if isinstance(k, str) and k.startswith("$")]
+    if keys and len(ops) == len(keys):
+        return
+    hint = "use a dotted field name (e.g. 'loc.city') for a nested value"
+    if ops:
+        hint = "an operator dict holds only operators (keys starting with '$')"
+    elif not keys:
+        hint = "an operator dict needs at least one operator"
+    raise invalid(where, value, _ALLOWED, hint=hint)
+
+
+def _exists(field: str, operand: Any, at: str) -> list[_Node]:
+    if not isinstance(operand, bool):
+        raise invalid(at, operand, "true or false")
+    return [Condition(field, "$exists", operand, ("b", operand), at)]
+
+
+_OPERATOR_PARSERS: dict[str, Callable[[str, str, Any, str], list[_Node]]] = {
+    "$eq": lambda field, op, operand, at: [_eq(field, op, _eq_value(operand, at), at)],
+    "$ne": lambda field, op, operand, at: [_eq(field, op, _eq_value(operand, at), at)],
+    **{
+        op: (lambda field, op, operand, at: [_range(field, op, operand, at)])
+        for op in RANGE_OPERATORS
+    },
+    "$in": lambda field, op, operand, at: [
+        ("or", [_eq(field, "$eq", v, at) for v in _values(operand, at)])
+    ],
+    "$nin": lambda field, op, operand, at: [_eq(field, "$ne", v, at) for v in _values(operand, at)],
+    "$exists": lambda field, op, operand, at: _exists(field, operand, at),
+}
+"""The parse of one operator of a field's dict: (field, operator, operand, where) to its
+conditions (ANDed)."""
+
+
 def _field(field: str, value: Any, where: str) -> list[_Node]:
     """The parsed conditions of one field of a filter (ANDed)."""
     if not isinstance(value, Mapping):
         return [_eq(field, "$eq", _eq_value(value, where), where)]
-    keys = list(value)
-    ops = [k for k in keys if isinstance(k, str) and k.startswith("$")]
-    if not keys or len(ops) != len(keys):
-        hint = "use a dotted field name (e.g. 'loc.city') for a nested value"
-        if ops:
-            hint = "an operator dict holds only operators (keys starting with '$')"
-        elif not keys:
-            hint = "an operator dict needs at least one operator"
-        raise invalid(where, value, _ALLOWED, hint=hint)
+    _check_operator_dict(value, where)
     out: list[_Node] = []
     for op, operand in value.items():
         at = f"{where}[{op!r}]"
-        if op in ("$eq", "$ne"):
-            out.append(_eq(field, op, _eq_value(operand, at), at))
-        elif op in RANGE_OPERATORS:
-            out.append(_range(field, op, operand, at))
-        elif op == "$in":
-            out.append(("or", [_eq(field, "$eq", v, at) for v in _values(operand, at)]))
-        elif op == "$nin":
-            out.extend(_eq(field, "$ne", v, at) for v in _values(operand, at))
-        elif op == "$exists":
-            if not isinstance(operand, bool):
-                raise invalid(at, operand, "true or false")
-            out.append(Condition(field, "$exists", operand, ("b", operand), at))
-        else:
+        parse = _OPERATOR_PARSERS.get(op)
+        if parse is None:
             raise invalid(at, op, f"one of the operators {', '.join(OPERATORS)}")
+        out.extend(parse(field, op, operand, at))
     return out
 
 

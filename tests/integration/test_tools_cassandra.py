@@ -18,7 +18,7 @@ import pytest
 from films_sql import films_sharing_a_director_with, films_where
 from hoprag.datasets.films import load_films, movies_db_path
 from hoprag.embeddings.hash import HashEmbedding
-from hoprag.stores.cassandra.executor import record_statements
+from hoprag.recording import record_statements
 from hoprag.stores.cassandra.store import CassandraStore
 from hoprag.stores.memory import MemoryStore
 from hoprag.tools import SearchTool, ToolAnswer, film_search_tool

@@ -32,6 +32,7 @@ from hoprag.embeddings.base import aembed_documents, embed_documents
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import (
     CompiledFilter,
+    Condition,
     Filter,
     check_complete_read,
     compile_filter,
@@ -356,32 +357,38 @@ class MemoryStore(Store):
         has other conditions, the shared evaluator decides on the rows that are left."""
         if compiled.matches_all:
             return None
-        found: list[_Rows] = []
-        scan = False
-        for branch in compiled.branches:
-            rows: _Rows | None = None
-            for c in branch:
-                if c.op != "$eq":
-                    continue
-                match = self._field_index(c.field).get(c.key, _EMPTY)
-                rows = match if rows is None else np.intersect1d(rows, match, assume_unique=True)
-                if not rows.size:
-                    break
-            if rows is None:  # no equality to narrow this branch: every row is a candidate
-                scan = True
-                break
-            found.append(rows)
-        if scan:
-            candidates = np.arange(self._n, dtype=np.int64)
-        elif len(found) == 1:
-            candidates = found[0]
-        else:
-            candidates = np.unique(np.concatenate(found)) if found else _EMPTY
+        candidates = self._candidates(compiled)
         if compiled.only_equality or not candidates.size:
             return candidates
         docs = self._docs
         keep = [r for r in candidates.tolist() if matches(compiled, docs[r].metadata)]
         return np.asarray(keep, dtype=np.int64)
+
+    def _candidates(self, compiled: CompiledFilter) -> _Rows:
+        """The union of the branches' rows narrowed by their equalities; every row when a
+        branch has no equality to narrow it."""
+        found: list[_Rows] = []
+        for branch in compiled.branches:
+            rows = self._equal_rows(branch)
+            if rows is None:
+                return np.arange(self._n, dtype=np.int64)
+            found.append(rows)
+        if len(found) == 1:
+            return found[0]
+        return np.unique(np.concatenate(found)) if found else _EMPTY
+
+    def _equal_rows(self, branch: Sequence[Condition]) -> _Rows | None:
+        """The rows meeting every equality of `branch` (through the index), or None when it
+        has none."""
+        rows: _Rows | None = None
+        for c in branch:
+            if c.op != "$eq":
+                continue
+            match = self._field_index(c.field).get(c.key, _EMPTY)
+            rows = match if rows is None else np.intersect1d(rows, match, assume_unique=True)
+            if not rows.size:
+                break
+        return rows
 
     def _hit(self, row: int, score: float | None, include_embeddings: bool) -> Hit:
         return MemoryHit(self._docs[row], score, include_embeddings)

@@ -38,12 +38,12 @@ from pydantic import BaseModel
 
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Filter
+from hoprag.recording import Call, record_statements
 from hoprag.resolve import Candidate
 from hoprag.scopes import Scope
 from hoprag.search import asearch
 from hoprag.stats import TraversalResult
 from hoprag.stores.base import Store
-from hoprag.stores.cassandra.executor import Call, record_statements
 from hoprag.sync import run_sync
 from hoprag.tools.answer import FollowUp, Statement, ToolAnswer, jsonable, render_nodes
 from hoprag.tools.schema import (

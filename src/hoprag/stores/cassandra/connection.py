@@ -286,38 +286,68 @@ def _refused_auth(options: ConnectionOptions, detail: str, where: str) -> str:
     return f"authentication failed for user {options.username!r} at {where} ({server})"
 
 
-def _refused_tls(options: ConnectionOptions, detail: str) -> str | None:
-    low = detail.lower()
-    if "certificate required" in low or "certificate_required" in low:
-        return (
+def _has(low: str, *needles: str) -> bool:
+    return any(n in low for n in needles)
+
+
+def _closed(low: str) -> bool:
+    return _has(low, "reset by peer", "closed", "eof occurred")
+
+
+def _untrusted(detail: str) -> str:
+    reason = detail.split("certificate verify failed:", 1)[-1].split("(_ssl")[0].strip()
+    return (
+        f"the node's TLS certificate is not trusted ({reason}): check tls_ca_file "
+        "(--tls-ca-file), and that the certificate names the contact point's address"
+    )
+
+
+_TLS_REFUSALS: tuple[tuple[Callable[[str, ConnectionOptions], bool], Callable[[str], str]], ...] = (
+    (
+        lambda low, o: _has(low, "certificate required", "certificate_required"),
+        lambda _: (
             "the node requires a client certificate (TLS alert: certificate required): give "
             "tls_cert_file and tls_key_file (CLI: --tls-cert-file, --tls-key-file)"
-        )
-    if "certificate_verify_failed" in low or "certificate verify failed" in low:
-        reason = detail.split("certificate verify failed:", 1)[-1].split("(_ssl")[0].strip()
-        return (
-            f"the node's TLS certificate is not trusted ({reason}): check tls_ca_file "
-            "(--tls-ca-file), and that the certificate names the contact point's address"
-        )
-    closed = "reset by peer" in low or "closed" in low or "eof occurred" in low
-    if options.uses_tls and not options.tls_cert_file and closed:
+        ),
+    ),
+    (
+        lambda low, o: _has(low, "certificate_verify_failed", "certificate verify failed"),
+        _untrusted,
+    ),
+    (
         # The node's "certificate required" alert is not always read before the socket closes.
-        return (
+        lambda low, o: o.uses_tls and not o.tls_cert_file and _closed(low),
+        lambda _: (
             "the node closed the TLS connection during the handshake, as a node that requires "
             "a client certificate does: give tls_cert_file and tls_key_file (CLI: "
             "--tls-cert-file, --tls-key-file)"
-        )
-    if not options.uses_tls and closed:
-        return (
+        ),
+    ),
+    (
+        lambda low, o: not o.uses_tls and _closed(low),
+        lambda _: (
             "the node closed the connection at the CQL handshake, as a node that requires TLS "
             "does to a plain-text client: connect with TLS (tls_ca_file=..., CLI: "
             "--tls-ca-file)"
-        )
-    if options.uses_tls and ("wrong_version_number" in low or "wrong version number" in low):
-        return (
+        ),
+    ),
+    (
+        lambda low, o: o.uses_tls and _has(low, "wrong_version_number", "wrong version number"),
+        lambda _: (
             "the TLS handshake failed: the node does not speak TLS on this port (connect "
             "without TLS)"
-        )
+        ),
+    ),
+)
+"""When a refusal's text means a TLS mismatch, and what to tell the user; the first match wins."""
+
+
+def _refused_tls(options: ConnectionOptions, detail: str) -> str | None:
+    """What a connection refused with `detail` says about TLS, or None when nothing."""
+    low = detail.lower()
+    for applies, message in _TLS_REFUSALS:
+        if applies(low, options):
+            return message(detail)
     return None
 
 

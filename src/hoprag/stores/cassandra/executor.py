@@ -18,27 +18,24 @@
 * `write_all` runs prepared INSERTs, up to a window in flight, each retried after a write
   timeout (an upsert is idempotent).
 * Driver errors become hoprag errors through `errors.translate`, naming the operation.
-* `record_statements()` (opt-in, per context): while its block runs, every statement the
-  executor runs in that context (and in the tasks it starts) is logged as its query text and
-  bound values, once per statement (a retry is not logged again). Agent tools show it as the
-  queries a run sent (`hoprag.tools`)."""
+* Every statement is reported to `hoprag.recording` (the opt-in, per-context log of
+  `record_statements()`), once per statement: a retry is not reported again."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import math
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
 
 from hoprag.errors import HopragError, StoreError, one_error
+from hoprag.recording import Call, record
 from hoprag.stores.cassandra import bridge, vectors
 from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.errors import translate
@@ -52,36 +49,6 @@ READ_RETRIES = 5
 """Retries of a read that failed transiently."""
 READ_RETRY_DELAY = 0.25
 """Seconds before the first read retry; doubled for each further one (7.75 s in all)."""
-
-Call = tuple[str, Sequence[Any]]
-"""A statement to run: its query text and bound values."""
-
-_RECORDER: contextvars.ContextVar[list[Call] | None] = contextvars.ContextVar(
-    "hoprag_cql_recorder", default=None
-)
-
-
-@contextmanager
-def record_statements() -> Iterator[list[Call]]:
-    """A list that receives `(query text, bound values)` of every statement an executor runs
-    in this context while the block runs, in the order they are handed to the driver. Blocks
-    nest: an outer recorder receives the inner block's statements too when the inner ends."""
-    parent = _RECORDER.get()
-    log: list[Call] = []
-    token = _RECORDER.set(log)
-    try:
-        yield log
-    finally:
-        _RECORDER.reset(token)
-        if parent is not None:
-            parent.extend(log)
-
-
-def _record(calls: Sequence[Call]) -> None:
-    """Log `calls` to the context's recorder, if one is set."""
-    log = _RECORDER.get()
-    if log is not None:
-        log.extend((text, tuple(params)) for text, params in calls)
 
 
 def is_transient_read_error(exc: BaseException | None) -> bool:
@@ -213,7 +180,7 @@ class Executor:
         `limiter` and the shared bound (see the module docstring)."""
         if not calls:
             return []
-        _record(calls)
+        record(calls)
         stmts = await self.statements(calls)
         priority = self._run_start.setdefault(limiter, time.monotonic())
         burst = _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter, priority)
@@ -253,7 +220,7 @@ class Executor:
     async def execute(self, query: str, params: Sequence[Any], operation: str) -> list[Any]:
         """One statement, holding a slot of the shared bound while in flight."""
         assert self.prepared is not None
-        _record([(query, params)])
+        record([(query, params)])
         stmt = await self.prepared.get(query)
         async with self.limiter:
             try:
@@ -285,7 +252,7 @@ class Executor:
         if not groups:
             return
         assert self.prepared is not None
-        _record([(query, params) for rows in groups for params in rows])
+        record([(query, params) for rows in groups for params in rows])
         stmt = await self.prepared.get(query)
         it = iter(groups)
 

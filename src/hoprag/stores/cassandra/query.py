@@ -56,9 +56,10 @@ from hoprag.filters import (
     condition_label,
 )
 from hoprag.lexical import best, bm25_totals, check_lexical_text, tokenize
+from hoprag.recording import Call
 from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
 from hoprag.stores.cassandra import lexicon, sets
-from hoprag.stores.cassandra.executor import Call, Executor
+from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.guards import MAX_K
 from hoprag.stores.cassandra.layouts import Clause, Layout
 from hoprag.stores.cassandra.vectors import PackedVector
