@@ -24,7 +24,7 @@ from typing import Any
 
 from hoprag.documents import Node
 from hoprag.errors import invalid
-from hoprag.stats import TraversalResult
+from hoprag.stats import TraversalResult, TraversalStats
 from hoprag.termsafe import safe
 
 MAX_NODES = 500
@@ -514,6 +514,61 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
 
 
+def _check_labels(title: Any, query: Any, label_field: Any) -> None:
+    """Refuse a title, query or label field of the wrong type."""
+    if not isinstance(title, str):
+        raise invalid("title", title, "a string")
+    if query is not None and not isinstance(query, str):
+        raise invalid("query", query, "a string or None")
+    if label_field is not None and not isinstance(label_field, str):
+        raise invalid("label_field", label_field, "a metadata field name or None")
+
+
+def _summary(graph: _Graph, stats: TraversalStats | None) -> str:
+    """The page's one-line summary: nodes, starts, edges, depths, and the run's rounds."""
+    depth = max((it.depth for it in graph.items if it.node is not None), default=0)
+    starts = sum(1 for it in graph.items if it.node is not None and it.depth == 0)
+    summary = (
+        f"{graph.given} nodes admitted, {starts} start nodes, {len(graph.edges)} edges "
+        f"followed, depth 0 to {depth}"
+    )
+    if stats is not None and stats.hops:
+        plan = f"plan {stats.plan}, " if stats.plan else ""
+        summary += f"; {plan}{stats.rounds} rounds, {stats.total_queries} store queries"
+    return summary
+
+
+def _notes(graph: _Graph) -> list[str]:
+    """What the page says it left out."""
+    notes = []
+    if graph.drawn < graph.given:
+        notes.append(
+            f"Showing the first {graph.drawn} of {graph.given} nodes, in the result's order "
+            f"({graph.given - graph.drawn} left out)."
+        )
+    if graph.path_only_left_out:
+        notes.append(f"{graph.path_only_left_out} nodes on paths were left out.")
+    return notes
+
+
+def _header(
+    graph: _Graph, stats: TraversalStats | None, title: str, query: str | None
+) -> list[str]:
+    """The page header's HTML parts: title, query, summary, notes and legend."""
+    head = [f"<h1>{_x(_line(title, 200))}</h1>"]
+    if query is not None:
+        head.append(f'<p class="meta">query: {_x(_line(query, 500))}</p>')
+    head.append(f'<p class="meta summary">{_x(_summary(graph, stats))}</p>')
+    head += [f'<p class="note">{_x(n)}</p>' for n in _notes(graph)]
+    head.append(
+        '<p class="meta legend"><span><span class="sw start"></span>start node</span>'
+        '<span><span class="sw node"></span>admitted node</span>'
+        '<span><span class="sw via"></span>on a path only</span>'
+        "<span>hover or click a box for its content and path</span></p>"
+    )
+    return head
+
+
 def render_html(
     result: TraversalResult | Sequence[Node],
     *,
@@ -529,12 +584,7 @@ def render_html(
     clicking it shows the content, metadata, scores and path (`#node=I` at the end of the
     page's address selects box I on opening). The page says when nodes were left out."""
     nodes = _check(result, max_nodes)
-    if not isinstance(title, str):
-        raise invalid("title", title, "a string")
-    if query is not None and not isinstance(query, str):
-        raise invalid("query", query, "a string or None")
-    if label_field is not None and not isinstance(label_field, str):
-        raise invalid("label_field", label_field, "a metadata field name or None")
+    _check_labels(title, query, label_field)
     graph = _build(nodes, max_nodes)
     index = {it.id: i for i, it in enumerate(graph.items)}
     data = {
@@ -542,35 +592,8 @@ def render_html(
         "items": [_details(it, index, label_field) for it in graph.items],
     }
     svg = _svg(graph, label_field)
-    depth = max((it.depth for it in graph.items if it.node is not None), default=0)
-    starts = sum(1 for it in graph.items if it.node is not None and it.depth == 0)
-    summary = (
-        f"{graph.given} nodes admitted, {starts} start nodes, {len(graph.edges)} edges "
-        f"followed, depth 0 to {depth}"
-    )
-    notes = []
-    if graph.drawn < graph.given:
-        notes.append(
-            f"Showing the first {graph.drawn} of {graph.given} nodes, in the result's order "
-            f"({graph.given - graph.drawn} left out)."
-        )
-    if graph.path_only_left_out:
-        notes.append(f"{graph.path_only_left_out} nodes on paths were left out.")
     stats = getattr(result, "stats", None) if isinstance(result, TraversalResult) else None
-    if stats is not None and stats.hops:
-        plan = f"plan {stats.plan}, " if stats.plan else ""
-        summary += f"; {plan}{stats.rounds} rounds, {stats.total_queries} store queries"
-    head = [f"<h1>{_x(_line(title, 200))}</h1>"]
-    if query is not None:
-        head.append(f'<p class="meta">query: {_x(_line(query, 500))}</p>')
-    head.append(f'<p class="meta summary">{_x(summary)}</p>')
-    head += [f'<p class="note">{_x(n)}</p>' for n in notes]
-    head.append(
-        '<p class="meta legend"><span><span class="sw start"></span>start node</span>'
-        '<span><span class="sw node"></span>admitted node</span>'
-        '<span><span class="sw via"></span>on a path only</span>'
-        "<span>hover or click a box for its content and path</span></p>"
-    )
+    head = _header(graph, stats, title, query)
     csp = (
         f"default-src 'none'; script-src {_csp_hash(_JS)}; style-src {_csp_hash(_CSS)}; "
         "img-src 'none'; base-uri 'none'; form-action 'none'"

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from hoprag.documents import Node, Path
@@ -42,7 +42,7 @@ from hoprag.edges import MISSING, Edges, MetadataEdge, nested_get
 from hoprag.embeddings.base import aembed_query
 from hoprag.errors import invalid
 from hoprag.filters import Filter, check_complete_read, matches
-from hoprag.scope_expansion import Expansion, Member, gather
+from hoprag.scope_expansion import Expansion, HopPlan, Member, gather
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
@@ -223,61 +223,90 @@ async def scoped_hits(
     Every round is one `HopStats` in `stats`; `stats.plan` names the plan that ran. All
     queries share `rank`'s limiter."""
     chosen = _choose(plan, rank, k, order)
-    walk_ranks = (
-        chosen == "exact"
-        and not rank.include_embeddings
-        and (embedding is not None or rank.embedding is None)
-    )
+    walk_ranks = chosen == "exact" and _walk_can_rank(rank, embedding)
     exp = await _prepare_walk(
         store, scope, rank, embedding if walk_ranks else None, max_concurrency
     )
     if exp.anchor_query is not None:
         stats.filters["scope start"] = exp.anchor_query.filter_plan
     ranking = _Ranking(rank, k, exp.limit)
-    used_pushdown = False
     hop = _hop(stats)
     calls: list[Callable[[], Awaitable[None]]] = [functools.partial(exp.read_anchors, hop)]
     if scope.ids and not walk_ranks:
         calls.append(ranking.get(list(scope.ids), hop))  # anchors known: ranked at once
     await _timed(hop, calls)
-    final_read = walk_ranks
+    pushdown = plan if chosen == "pushdown" else None
+    used_pushdown = await _walk(exp, ranking, walk_ranks, pushdown, stats)
+    members = exp.members
+    cands = _members_ranked(members, rank, ranking, walk_ranks)
+    ordered = order_hits(cands, *order) if order is not None else _by_score(cands)
+    stats.plan = "pushdown" if used_pushdown else "exact"
+    stats.scope_size = len(members)
+    return [(h, members[h.id]) for h in ordered[:k]], exp
+
+
+def _walk_can_rank(rank: PreparedQuery, embedding: Sequence[float] | None) -> bool:
+    """Whether the expansion's own reads can rank the members: `rank` reads no embeddings
+    and the expansion can carry its vector (or it has none)."""
+    return not rank.include_embeddings and (embedding is not None or rank.embedding is None)
+
+
+async def _walk(
+    exp: Expansion,
+    ranking: _Ranking,
+    walk_ranks: bool,
+    pushdown: str | None,
+    stats: TraversalStats,
+) -> bool:
+    """Run the expansion's rounds after the first: one per hop, the last hop's expansion reads
+    in one round with the ranking reads (of the members met so far, and, under the pushdown
+    plan, of the last hop's metadata edges), or a round of its own for the ranking when the
+    walk ended early. `pushdown`: None, or the plan asked for ("pushdown" or "auto") when the
+    pushdown plan was chosen. Whether it ran."""
+    scope = exp.scope
     while step := exp.plan():
         hop = _hop(stats)
         if step.depth < scope.max_depth or walk_ranks:
             await _timed(hop, [functools.partial(exp.step, step, hop)])
             continue
-        # The last hop: its expansion reads and the ranking reads in one round.
-        calls = [functools.partial(exp.step, step, hop)]
-        earlier = [m for m in exp.members if m not in ranking.asked] + [e.id for e in step.ids]
-        if earlier:
-            calls.append(ranking.get(earlier, hop))
-        if step.meta:
-            # auto: a fan-out that could read more rows than the scope may hold is not cheaper.
-            fits = len(step.meta) * k <= scope.max_size
-            used_pushdown = chosen == "pushdown" and (plan == "pushdown" or fits)
-            calls.append(ranking.edges(step.meta, hop, used_pushdown))
-        await _timed(hop, calls)
-        final_read = True
-        break
-    if not final_read:
-        rest = [m for m in exp.members if m not in ranking.asked]
-        if rest:
-            hop = _hop(stats)
-            await _timed(hop, [ranking.get(rest, hop)])
-    members = exp.members
-    if walk_ranks:  # the filter applies to members, not to the walk: checked here
-        flt = rank.filter
-        cands = [
-            m.hit
-            for m in members.values()
-            if flt.matches_all or matches(flt, m.hit.document.metadata)
-        ]
-    else:
-        cands = [h for h in ranking.hits.values() if h.id in members]
-    ordered = order_hits(cands, *order) if order is not None else _by_score(cands)
-    stats.plan = "pushdown" if used_pushdown else "exact"
-    stats.scope_size = len(members)
-    return [(h, members[h.id]) for h in ordered[:k]], exp
+        return await _last_round(exp, step, ranking, pushdown, hop)
+    rest = [m for m in exp.members if m not in ranking.asked]
+    if rest and not walk_ranks:
+        hop = _hop(stats)
+        await _timed(hop, [ranking.get(rest, hop)])
+    return False
+
+
+async def _last_round(
+    exp: Expansion, step: HopPlan, ranking: _Ranking, pushdown: str | None, hop: HopStats
+) -> bool:
+    """The last hop's expansion reads and the ranking reads in one round; whether the pushdown
+    plan ran (see `_walk`)."""
+    calls: list[Callable[[], Awaitable[None]]] = [functools.partial(exp.step, step, hop)]
+    earlier = [m for m in exp.members if m not in ranking.asked] + [e.id for e in step.ids]
+    if earlier:
+        calls.append(ranking.get(earlier, hop))
+    used = False
+    if step.meta:
+        # auto: a fan-out that could read more rows than the scope may hold is not cheaper.
+        fits = len(step.meta) * ranking.k <= exp.scope.max_size
+        used = pushdown is not None and (pushdown == "pushdown" or fits)
+        calls.append(ranking.edges(step.meta, hop, used))
+    await _timed(hop, calls)
+    return used
+
+
+def _members_ranked(
+    members: Mapping[str, Member], rank: PreparedQuery, ranking: _Ranking, walk_ranks: bool
+) -> list[Hit]:
+    """The members' hits that pass the filter: checked here when the walk ranked (its reads
+    carry no filter), else those the ranking reads found."""
+    if not walk_ranks:
+        return [h for h in ranking.hits.values() if h.id in members]
+    flt = rank.filter
+    return [
+        m.hit for m in members.values() if flt.matches_all or matches(flt, m.hit.document.metadata)
+    ]
 
 
 def _node(hit: Hit, depth: int, path: Path, edges: Edges) -> Node:

@@ -39,6 +39,7 @@ best first (ties: higher relevance, shallower, discovered earlier)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -137,6 +138,39 @@ def _check_edge_weights(weights: Any) -> dict[str, float]:
                 argument=name,
             )
     return out
+
+
+_Link = tuple[float, float, Node, Edge]
+"""How a new node is reached from one expanded node: (score, relevance, parent, edge)."""
+
+
+def _best(links: Iterable[_Link]) -> tuple[float, Node, Edge]:
+    """The relevance, parent and edge of the best link (score, then relevance)."""
+    _, rel, parent, edge = max(links, key=lambda o: (o[0], o[1]))
+    return rel, parent, edge
+
+
+def _set_path(node: Node, rel: float, parent: Node, edge: Edge) -> None:
+    """Give `node` the path through `parent` by `edge`, and its depth."""
+    node.path = parent.path.extend(edge, node.id)
+    node.depth = len(node.path.nodes) - 1
+
+
+def _keepers(
+    links: Sequence[dict[str, _Link]], live: Iterable[int], k: int
+) -> dict[int, list[str]]:
+    """Per new node (index) kept, the expanded nodes whose `k` best-scoring new neighbours it
+    is among."""
+    per_parent: dict[str, list[tuple[float, float, int]]] = {}
+    for i in live:
+        for parent_id, (score, rel, _, _) in links[i].items():
+            per_parent.setdefault(parent_id, []).append((score, rel, i))
+    keepers: dict[int, list[str]] = {}
+    for parent_id, entries in per_parent.items():
+        entries.sort(key=lambda e: (-e[0], -e[1], e[2]))
+        for _, _, i in entries[:k]:
+            keepers.setdefault(i, []).append(parent_id)
+    return keepers
 
 
 class _BeamRun(RunState):
@@ -271,57 +305,45 @@ class _BeamRun(RunState):
     def _expand(self, nodes: Sequence[Node]) -> list[Node]:
         """Choose each new node's best path through this hop's expanded nodes, prune, and keep
         at most `adjacent_k` per expanded node; return the kept nodes (discovery order)."""
-        asked_by = self._asked_by
         prune = self._prune
         ctx = self._context(nodes)
         # Every (expanded node, edge) that links to each new node, scored.
-        links: list[dict[str, tuple[float, float, Node, Edge]]] = []
+        links: list[dict[str, _Link]] = []
         live: list[int] = []
         for i, node in enumerate(nodes):
-            options: dict[str, tuple[float, float, Node, Edge]] = {}
-            for edge in sorted(node.incoming_edges & asked_by.keys(), key=edge_sort_key):
-                for parent in asked_by[edge]:
-                    if parent.id == node.id:
-                        continue
-                    rel = self._relevance_via(node, parent, edge)
-                    known = options.get(parent.id)
-                    if known is not None and known[1] >= rel:
-                        continue  # a parent's best-weighted edge (the first of equal ones)
-                    path = parent.path.extend(edge, node.id)
-                    options[parent.id] = (rel + self._bonus(node, path, ctx), rel, parent, edge)
-            links.append(options)
-            if not options:
+            links.append(self._links(node, ctx))
+            if not links[i]:
                 continue
-            best = max(options.values(), key=lambda o: (o[0], o[1]))
-            node.path = best[2].path.extend(best[3], node.id)
-            node.depth = len(node.path.nodes) - 1
+            _set_path(node, *_best(links[i].values()))
             if prune is not None and prune.node is not None and prune.node(node):
                 self._note("pruned_nodes", 1)
                 continue
             live.append(i)
-        # Per expanded node: its adjacent_k best-scoring new neighbours.
-        k = self.strategy.adjacent_k
-        per_parent: dict[str, list[tuple[float, float, int]]] = {}
-        for i in live:
-            for parent_id, (score, rel, _, _) in links[i].items():
-                per_parent.setdefault(parent_id, []).append((score, rel, i))
-        keepers: dict[int, list[str]] = {}
-        for parent_id, entries in per_parent.items():
-            entries.sort(key=lambda e: (-e[0], -e[1], e[2]))
-            for _, _, i in entries[:k]:
-                keepers.setdefault(i, []).append(parent_id)
         kept: list[Node] = []
-        for i in sorted(keepers):
+        for i, parents in sorted(_keepers(links, live, self.strategy.adjacent_k).items()):
             node = nodes[i]
-            options = links[i]
-            score, rel, parent, edge = max(
-                (options[p] for p in keepers[i]), key=lambda o: (o[0], o[1])
-            )
-            node.path = parent.path.extend(edge, node.id)
-            node.depth = len(node.path.nodes) - 1
+            rel, parent, edge = _best(links[i][p] for p in parents)
+            _set_path(node, rel, parent, edge)
             self._relevance[node.id] = rel
             kept.append(node)
         return kept
+
+    def _links(self, node: Node, ctx: Any) -> dict[str, _Link]:
+        """Per expanded node that links to `node`: (score, relevance, parent, edge) of its
+        best-weighted edge (the first of equal ones)."""
+        asked_by = self._asked_by
+        options: dict[str, _Link] = {}
+        for edge in sorted(node.incoming_edges & asked_by.keys(), key=edge_sort_key):
+            for parent in asked_by[edge]:
+                if parent.id == node.id:
+                    continue
+                rel = self._relevance_via(node, parent, edge)
+                known = options.get(parent.id)
+                if known is not None and known[1] >= rel:
+                    continue
+                path = parent.path.extend(edge, node.id)
+                options[parent.id] = (rel + self._bonus(node, path, ctx), rel, parent, edge)
+        return options
 
     def iterate(self, nodes: Sequence[Node]) -> None:
         kept = self._start(nodes) if self._hop == 0 else self._expand(nodes)
@@ -377,6 +399,45 @@ class _BeamRun(RunState):
         self.tracker.select(chosen)
 
 
+def _check_path_preference(pref: Any) -> tuple[str, ...] | None:
+    """A path preference as a tuple of node types (None when absent or empty)."""
+    if pref is None:
+        return None
+    if isinstance(pref, str) or not isinstance(pref, Sequence):
+        raise InvalidInputError(
+            f"path_preference must be a sequence of node types, e.g. "
+            f"('company', 'person'), got {pref!r}"
+        )
+    if not all(isinstance(t, str) and t for t in pref):
+        raise InvalidInputError(f"path_preference types must be non-empty strings, got {pref!r}")
+    return tuple(pref) or None
+
+
+def _check_signals(signals: Any) -> tuple[Signal, ...]:
+    """The signals as a tuple of `Signal` objects."""
+    if isinstance(signals, Signal) or not isinstance(signals, Iterable):
+        raise InvalidInputError(f"signals must be a sequence of Signal objects, got {signals!r}")
+    checked = tuple(signals)
+    for s in checked:
+        if not isinstance(s, Signal):
+            raise InvalidInputError(
+                f"signals must be Signal objects (StartBoost, Importance, Recency), got {s!r}"
+            )
+    return checked
+
+
+def _check_prune(prune: Any) -> Prune | None:
+    """A `Prune`, from a `Prune` or a node predicate."""
+    if prune is None or isinstance(prune, Prune):
+        return prune
+    if not callable(prune):
+        raise InvalidInputError(
+            f"prune must be a Prune(node=..., edge=..., leaf=...) or a callable "
+            f"Node -> bool, got {prune!r}"
+        )
+    return Prune(node=prune)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Beam(Strategy):
     """Path search: per hop only the `beam_width` best-scoring paths are expanded; a path's
@@ -429,53 +490,20 @@ class Beam(Strategy):
         super().__post_init__()
         _check_int("beam_width", self.beam_width, minimum=1)
         _check_int("max_edges_per_node", self.max_edges_per_node, allow_none=True, minimum=1)
-        pref = self.path_preference
-        if pref is not None:
-            if isinstance(pref, str) or not isinstance(pref, Sequence):
-                raise InvalidInputError(
-                    f"path_preference must be a sequence of node types, e.g. "
-                    f"('company', 'person'), got {pref!r}"
-                )
-            if not all(isinstance(t, str) and t for t in pref):
-                raise InvalidInputError(
-                    f"path_preference types must be non-empty strings, got {pref!r}"
-                )
-            object.__setattr__(self, "path_preference", tuple(pref) or None)
+        set_field = functools.partial(object.__setattr__, self)
+        set_field("path_preference", _check_path_preference(self.path_preference))
         if not isinstance(self.type_field, str) or not self.type_field:
             raise InvalidInputError(
                 f"type_field must be a non-empty field name, got {self.type_field!r}"
             )
-        signals = self.signals
-        if isinstance(signals, Signal) or not isinstance(signals, Iterable):
-            raise InvalidInputError(
-                f"signals must be a sequence of Signal objects, got {signals!r}"
-            )
-        signals = tuple(signals)
-        for s in signals:
-            if not isinstance(s, Signal):
-                raise InvalidInputError(
-                    f"signals must be Signal objects (StartBoost, Importance, Recency), got {s!r}"
-                )
-        object.__setattr__(self, "signals", signals)
-        prune = self.prune
-        if prune is not None and not isinstance(prune, Prune):
-            if not callable(prune):
-                raise InvalidInputError(
-                    f"prune must be a Prune(node=..., edge=..., leaf=...) or a callable "
-                    f"Node -> bool, got {prune!r}"
-                )
-            object.__setattr__(self, "prune", Prune(node=prune))
-        object.__setattr__(
-            self, "decay", _check_number("decay", self.decay, low=0, high=1, high_open=True)
-        )
+        set_field("signals", _check_signals(self.signals))
+        set_field("prune", _check_prune(self.prune))
+        set_field("decay", _check_number("decay", self.decay, low=0, high=1, high_open=True))
         # Kept as sorted (field, weight) pairs, so that the strategy stays hashable.
-        weights = _check_edge_weights(self.edge_weights)
-        object.__setattr__(self, "edge_weights", tuple(sorted(weights.items())))
+        set_field("edge_weights", tuple(sorted(_check_edge_weights(self.edge_weights).items())))
         for name in ("preference_weight", "max_bonus", "lexical_weight"):
-            object.__setattr__(
-                self,
-                name,
-                _check_number(name, getattr(self, name), low=0, high=1, high_open=False),
+            set_field(
+                name, _check_number(name, getattr(self, name), low=0, high=1, high_open=False)
             )
 
     def finalize(self, selected: Sequence[Node]) -> list[Node]:

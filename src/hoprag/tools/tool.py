@@ -151,6 +151,13 @@ def check_call(
     one scope entity given, no `gte` range above an `lte` range on the same field. Needs no
     store, so a command line can check a call before it connects."""
     values = validate_arguments(model, parameters, arguments)
+    _check_one_scope(parameters, values)
+    _check_ranges_meet(parameters, values)
+    return values
+
+
+def _check_one_scope(parameters: Sequence[Parameter], values: Mapping[str, Any]) -> None:
+    """Refuse a call that gives two scope entities."""
     scopes = [
         p.name
         for p in parameters
@@ -163,16 +170,20 @@ def check_call(
             f"not given together with {scopes[0]!r}: a search has one scope",
             hint=f"give one of {', '.join(map(repr, scopes))} per call",
         )
-    ranges = [p for p in parameters if isinstance(p, Range) and values[p.name] is not None]
-    for lo in (r for r in ranges if r.bound == "gte"):
-        for hi in (r for r in ranges if r.bound == "lte" and r.field == lo.field):
-            if values[lo.name] > values[hi.name]:
+
+
+def _check_ranges_meet(parameters: Sequence[Parameter], values: Mapping[str, Any]) -> None:
+    """Refuse a `gte` range above an `lte` range on the same field."""
+    given = [p for p in parameters if isinstance(p, Range) and values[p.name] is not None]
+    highs = {(r.field, r.name): values[r.name] for r in given if r.bound == "lte"}
+    for lo in (r for r in given if r.bound == "gte"):
+        for (field, name), high in highs.items():
+            if field == lo.field and values[lo.name] > high:
                 raise invalid(
                     lo.name,
                     values[lo.name],
-                    f"at most {hi.name} ({values[hi.name]!r}): nothing lies between them",
+                    f"at most {name} ({high!r}): nothing lies between them",
                 )
-    return values
 
 
 class SearchTool:

@@ -41,7 +41,8 @@ otherwise Cassandra's `similarity_cosine` ((1 + cos) / 2) mapped back."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -86,6 +87,26 @@ def _pushdown(layout: Layout, compiled: CompiledFilter) -> tuple[tuple[Clause, .
         if not any(set(k) <= set(b) for k in kept):
             kept.append(b)
     return tuple(b for b in dict.fromkeys(bound) if b in kept)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One kind of filtered read for `CassandraQuery._read_until_enough`: its operation (for
+    errors), the statement of a read under some clauses with some LIMIT, the first LIMIT,
+    how many passing rows are enough, the largest LIMIT and the factor it grows by, and the
+    query vector the hits are scored against."""
+
+    operation: str
+    call: Callable[[list[Clause], int], Call]
+    first: int
+    wanted: int
+    cap: int
+    growth: int
+    query: PackedVector | None
+
+    def grown(self, limit: int) -> int | None:
+        """The next LIMIT after a full read at `limit`, or None at the cap."""
+        return min(self.cap, self.growth * limit) if limit < self.cap else None
 
 
 class CassandraQuery(PreparedQuery):
@@ -174,51 +195,68 @@ class CassandraQuery(PreparedQuery):
         params.append(limit)
         return text, params
 
-    def _top(self, rows: list[Any], qv: PackedVector, k: int) -> list[Hit]:
-        """The `k` best hits of a vector search's rows, best first."""
-        hits = self._layout.hits(rows, include_embeddings=self.include_embeddings, query=qv)
-        hits.sort(key=_score, reverse=True)
-        return hits[:k]
-
     def _passes(self, row: Any) -> bool:
         """Whether a row read by a vector search passes what was not pushed down."""
         return self._layout.matches(row, self.filter, self._bound)
 
+    def _jobs(self, owns: Sequence[Sequence[Clause]]) -> list[tuple[int, list[Clause]]]:
+        """One read per (own, filter branch): the own clauses and the branch's others."""
+        return [
+            (i, [*own, *(c for c in branch if c not in own)])
+            for i, own in enumerate(owns)
+            for branch in self._bound
+        ]
+
+    async def _read_until_enough(
+        self, owns: Sequence[Sequence[Clause]], reading: _Reading
+    ) -> list[dict[str, Hit]]:
+        """The one filtered-read loop of the store: for each of `owns` (an edge's clauses, or
+        none), the hits passing the filter, by id in the order read. Every (own, branch) read
+        goes in one burst; when something is checked after the read, a read that came back full
+        (as many rows as its LIMIT) with fewer than `reading.wanted` passing rows is sent
+        again in the next burst with its LIMIT grown (`reading.grown`) until the cap."""
+        found: list[dict[str, Hit]] = [{} for _ in owns]
+        pending = [(job, reading.first) for job in self._jobs(owns)]
+        while pending:
+            calls = [reading.call(clauses, lim) for (_, clauses), lim in pending]
+            pages = await self._executor.burst(calls, reading.operation, self.limiter)
+            again = []
+            for ((i, clauses), lim), rows in zip(pending, pages, strict=True):
+                passed = self._absorb(found[i], rows, reading.query)
+                full = len(rows) >= lim
+                grown = reading.grown(lim)
+                if self._residual and full and passed < reading.wanted and grown is not None:
+                    again.append(((i, clauses), grown))
+            pending = again
+        return found
+
+    def _absorb(self, seen: dict[str, Hit], rows: list[Any], query: PackedVector | None) -> int:
+        """Add the rows passing the filter to `seen` (the first hit of an id stays); how many
+        passed."""
+        passed = [r for r in rows if self._passes(r)] if self._residual else rows
+        for hit in self._layout.hits(
+            passed, include_embeddings=self.include_embeddings, query=query
+        ):
+            seen.setdefault(hit.id, hit)
+        return len(passed)
+
     async def _ann(
         self, owns: Sequence[Sequence[Clause]], qv: PackedVector, k: int, operation: str
     ) -> list[list[Hit]]:
-        """For each of `owns` (an edge's clauses, or none for the start search) the `k` best
-        rows passing the filter: one query per filter branch, all in one burst, each read
-        again with a doubled LIMIT while it came back full with fewer than `k` passing rows
-        and something is checked after the read (see the module docstring)."""
-        limit = min(MAX_K, k * self._overquery)
-        jobs: list[tuple[int, list[Clause]]] = []
-        for i, own in enumerate(owns):
-            for branch in self._bound:
-                jobs.append((i, [*own, *(c for c in branch if c not in own)]))
-        if len(self._bound) == 1 and not self._residual:  # one exact query per edge
-            calls = [self._ann_call(clauses, qv, limit) for _, clauses in jobs]
-            pages = await self._executor.burst(calls, operation, self.limiter)
-            return [self._top(rows, qv, k) for rows in pages]
-        found: list[dict[str, Hit]] = [{} for _ in owns]
-        pending = [(job, limit) for job in jobs]
-        while pending:
-            calls = [self._ann_call(clauses, qv, lim) for (_, clauses), lim in pending]
-            pages = await self._executor.burst(calls, operation, self.limiter)
-            again = []
-            for ((i, clauses), lim), rows in zip(pending, pages, strict=True):
-                passed = [r for r in rows if self._passes(r)] if self._residual else rows
-                hits = self._layout.hits(
-                    passed, include_embeddings=self.include_embeddings, query=qv
-                )
-                seen = found[i]
-                for hit in hits:
-                    seen.setdefault(hit.id, hit)
-                if self._residual and len(passed) < k and len(rows) >= lim and lim < MAX_K:
-                    again.append(((i, clauses), min(MAX_K, 2 * lim)))
-            pending = again
+        """For each of `owns` the `k` best rows passing the filter, best first: vector
+        searches with LIMIT `k` times the overquery, doubled on a read again (see the module
+        docstring)."""
+        reading = _Reading(
+            operation,
+            lambda clauses, lim: self._ann_call(clauses, qv, lim),
+            first=min(MAX_K, k * self._overquery),
+            wanted=k,
+            cap=MAX_K,
+            growth=2,
+            query=qv,
+        )
         out = []
-        for seen in found:
+        for seen in await self._read_until_enough(owns, reading):
             hits = list(seen.values())
             hits.sort(key=_score, reverse=True)
             out.append(hits[:k])
@@ -325,33 +363,27 @@ class CassandraQuery(PreparedQuery):
         When something is checked after the read, a branch whose read came back full with
         fewer than `limit` passing rows is read again with four times the LIMIT (at most
         `MAX_COMPLETE_ROWS`), so the set is complete up to `limit`."""
-        inc, qv = self.include_embeddings, self.embedding
-        jobs: list[tuple[int, list[Clause]]] = []
         if not all(owns) and not all(self._bound):  # afiltered checked the filter already
             raise invalid("filter", self._labels(), COMPLETE_READ_ALLOWED)
-        for i, own in enumerate(owns):
-            for branch in self._bound:
-                jobs.append((i, [*own, *(c for c in branch if c not in own)]))
-        found: list[dict[str, Hit]] = [{} for _ in owns]
-        pending = [(job, limit) for job in jobs]
-        while pending:
-            calls: list[Call] = []
-            for (_, clauses), lim in pending:
-                shape = [text for text, _ in clauses]
-                text = sets.match_query(self._layout, shape, inc, qv is not None)
-                calls.append((text, sets.match_params(self._head, clauses, lim)))
-            pages = await self._executor.burst(calls, "complete read", self.limiter)
-            again = []
-            for ((i, clauses), lim), rows in zip(pending, pages, strict=True):
-                passed = [r for r in rows if self._passes(r)] if self._residual else rows
-                seen = found[i]
-                for hit in self._layout.hits(passed, include_embeddings=inc, query=qv):
-                    seen.setdefault(hit.id, hit)
-                full = len(rows) >= lim and lim < MAX_COMPLETE_ROWS
-                if self._residual and full and len(passed) < limit:
-                    again.append(((i, clauses), min(MAX_COMPLETE_ROWS, 4 * lim)))
-            pending = again
-        return [list(seen.values())[:limit] for seen in found]
+        scored = self.embedding is not None
+
+        def call(clauses: list[Clause], lim: int) -> Call:
+            shape = [text for text, _ in clauses]
+            text = sets.match_query(self._layout, shape, self.include_embeddings, scored)
+            return text, sets.match_params(self._head, clauses, lim)
+
+        reading = _Reading(
+            "complete read",
+            call,
+            first=limit,
+            wanted=limit,
+            cap=MAX_COMPLETE_ROWS,
+            growth=4,
+            query=self.embedding,
+        )
+        return [
+            list(seen.values())[:limit] for seen in await self._read_until_enough(owns, reading)
+        ]
 
     async def amatching(self, edges: Sequence[MetadataEdge], *, limit: int) -> list[list[Hit]]:
         """Every document each edge leads to that passes the filter, at most `limit` per edge,

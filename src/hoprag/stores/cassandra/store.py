@@ -666,8 +666,6 @@ class CassandraStore(Store):
     ) -> set[str]:
         """Fill the typed columns and the values catalogue of `todo` from every row's
         metadata; returns the typed fields found holding a list."""
-        from cassandra.query import UNSET_VALUE
-
         typed = [d for d in todo if d.column is not None]
         entity = [d for d in todo if d.kind == "entity"]
         sets = ", ".join([f"{d.column} = ?" for d in typed] + ["tokens = tokens + ?"])
@@ -676,24 +674,14 @@ class CassandraStore(Store):
         lists: set[str] = set()
         seen: set[tuple[str, str]] = set()
         done = 0
-        while True:
-            page = await reader.next_page()
-            if page is None:
-                break
+        while (page := await reader.next_page()) is not None:
             updates: list[tuple[Any, ...]] = []
             entries: set[tuple[str, str]] = set()
             for doc_id, raw in page:
                 metadata = json.loads(raw) if raw else {}
-                values: list[Any] = []
-                markers: set[str] = set()
-                for d in typed:
-                    v, is_list = typed_value(d, metadata)
-                    if is_list:
-                        markers.add(list_marker(d.field))
-                        lists.add(d.field)
-                    values.append(UNSET_VALUE if v is None else v)
-                if typed and (markers or any(v is not UNSET_VALUE for v in values)):
-                    updates.append((*values, markers or UNSET_VALUE, doc_id))
+                row = _typed_update(typed, metadata, lists)
+                if row is not None:
+                    updates.append((*row, doc_id))
                 entries |= entity_entries(entity, metadata)
             new = entries - seen
             seen |= new
@@ -713,6 +701,29 @@ class CassandraStore(Store):
             f"CassandraStore(keyspace={self.keyspace!r}, table={self.table!r}, "
             f"mode={self.mode!r}, dimension={self.dimension})"
         )
+
+
+def _typed_update(
+    typed: list[DeclaredField], metadata: Mapping[str, Any], lists: set[str]
+) -> tuple[Any, ...] | None:
+    """The typed columns' values and the list markers of one row's backfill UPDATE (UNSET
+    where nothing is to be written), or None when the row has nothing to write; the typed
+    fields found holding a list are added to `lists`."""
+    from cassandra.query import UNSET_VALUE
+
+    if not typed:
+        return None
+    values: list[Any] = []
+    markers: set[str] = set()
+    for d in typed:
+        v, is_list = typed_value(d, metadata)
+        if is_list:
+            markers.add(list_marker(d.field))
+            lists.add(d.field)
+        values.append(UNSET_VALUE if v is None else v)
+    if not markers and all(v is UNSET_VALUE for v in values):
+        return None
+    return (*values, markers or UNSET_VALUE)
 
 
 RESOLVE_CONCURRENCY = 32

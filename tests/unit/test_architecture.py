@@ -1,0 +1,81 @@
+"""The shape of `src/hoprag` that review found drifting (issue #27), checked on every run:
+functions stay small by a measure that counts boolean operators and comprehensions (radon's
+cyclomatic complexity; ruff's mccabe counts neither), and the store-neutral rooms import no
+store's internals."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from radon.complexity import cc_visit
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "hoprag"
+MAX_COMPLEXITY = 14
+"""The most a function in src/ may reach (issue #27: none at 15 or more)."""
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module `path` imports, at any depth of the file (function-local imports too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def _too_complex(path: Path) -> list[str]:
+    return [
+        f"{path.relative_to(SRC)}:{block.lineno} {block.fullname} ({block.complexity})"
+        for block in cc_visit(path.read_text())
+        if block.complexity > MAX_COMPLEXITY
+    ]
+
+
+def test_no_function_in_src_reaches_complexity_15() -> None:
+    offenders = [line for path in _modules() for line in _too_complex(path)]
+    assert offenders == []
+
+
+def test_the_complexity_check_counts_boolean_operators_and_comprehensions() -> None:
+    """The measure must see what mccabe misses: one `if` whose condition is 15 `and`-ed
+    comparisons and one comprehension filter are 17 by radon."""
+    condition = " and ".join(f"x{i} > 0" for i in range(15))
+    source = f"def f(xs, {', '.join(f'x{i}' for i in range(15))}):\n"
+    source += f"    if {condition}:\n        return [x for x in xs if x]\n    return []\n"
+    (block,) = cc_visit(source)
+    assert block.complexity > MAX_COMPLEXITY
+
+
+_MAY_IMPORT_CASSANDRA = ("cli.py", "cli_eval.py", "cli_link.py", "stores/__init__.py")
+"""The modules beside the Cassandra store's own that may name it: the commands that build one
+and the stores package's lazy export."""
+
+
+def test_only_the_commands_import_the_cassandra_store() -> None:
+    """The core (engine, strategies, scopes, search), the agent tool, the evaluation and the
+    compliance suite see stores only through `hoprag.stores.base`."""
+    leaks = {}
+    for path in _modules():
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith("stores/cassandra/") or rel in _MAY_IMPORT_CASSANDRA:
+            continue
+        names = sorted(
+            n for n in _imported(path) if n.startswith(("hoprag.stores.cassandra", "cassandra"))
+        )
+        if names:
+            leaks[rel] = names
+    assert leaks == {}
+
+
+def test_the_import_check_sees_function_local_imports(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from hoprag.stores.cassandra.executor import Executor\n")
+    assert "hoprag.stores.cassandra.executor" in _imported(module)
