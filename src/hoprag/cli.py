@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import itertools
 import json
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -452,54 +451,32 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
     )
 
 
-def resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
-    """How many documents an earlier run of the same load already wrote (0: start afresh),
-    or None when it completed and there is nothing to do. A table loaded with another
-    embedding is refused."""
-    if prior is None or plan.restart:
-        return 0
-    if prior.embedding != plan.embedding:
+def _resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
+    """`bulk.resume_point` for the plan, its refusal in the command's words."""
+    from hoprag.stores.cassandra import bulk
+
+    try:
+        return bulk.resume_point(
+            prior,
+            source=plan.source,
+            embedding_name=plan.embedding,
+            restart=plan.restart,
+            where=f"{plan.keyspace}.{plan.table}",
+        )
+    except InvalidInputError:
+        assert prior is not None
         raise CliError(
             f"{plan.keyspace}.{plan.table} was loaded with embedding {prior.embedding!r}; load "
             "into another --table or pass --restart after dropping it",
             2,
-        )
-    if prior.source != plan.source:
-        return 0
-    return None if prior.complete else prior.written
-
-
-def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    it = iter(items)
-    while batch := list(itertools.islice(it, size)):
-        yield batch
-
-
-def write_documents(
-    plan: LoadPlan, store: Any, record: Callable[[int, bool], None], skip: int, progress: Progress
-) -> int:
-    """Add the plan's documents past the first `skip` to `store` batch by batch, recording
-    the count written after each batch; returns the count in all (skipped ones included)."""
-    written = 0
-    for batch in _batches(plan.documents(), plan.batch):
-        if written + len(batch) <= skip:
-            written += len(batch)
-            continue
-        if written < skip:
-            batch = batch[skip - written :]
-            written = skip
-        base = written
-        store.add(batch, progress=lambda d, _t, base=base: progress.update(base + d))
-        written += len(batch)
-        record(written, False)
-        progress.update(written)
-    progress.close()
-    return written
+        ) from None
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    """`hoprag load`: check, count, connect, resume or start, write, record completion."""
-    from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+    """`hoprag load`: check, count, connect, then the library's resumable load
+    (`hoprag.stores.cassandra.bulk`) with a progress bar."""
+    from hoprag.stores.cassandra import bulk
+    from hoprag.stores.cassandra.catalog import LoadCatalog
     from hoprag.stores.cassandra.store import CassandraStore
 
     plan = plan_load(args)
@@ -508,20 +485,15 @@ def cmd_load(args: argparse.Namespace) -> int:
     dimension = embedding_dimension(embedding)
     session = open_session(args)
     try:
+        # Asked before the store is made: a table loaded with another embedding (and so,
+        # maybe, another dimension) is refused in the command's words, not the store's.
         catalog = LoadCatalog(session, plan.keyspace, consistency=plan.consistency)
-        catalog.create(plan.replication_factor)
         prior = catalog.get(plan.table)
-        skip = resume_point(plan, prior)
-        if skip is None:
+        if _resume_point(plan, prior) is None:
             done = prior.written if prior is not None else 0
             print(f"{plan.keyspace}.{plan.table} already holds the {done} documents "
                   "of this load; nothing to do (--restart loads it again)")  # fmt: skip
             return 0
-
-        def record(written: int, complete: bool) -> None:
-            catalog.put(CatalogEntry(plan.table, plan.source, plan.embedding, dimension,
-                                     written, complete))  # fmt: skip
-
         store = CassandraStore(
             embedding,
             keyspace=plan.keyspace,
@@ -533,17 +505,29 @@ def cmd_load(args: argparse.Namespace) -> int:
             fields=plan.fields,
             lexical=args.lexical,
         )  # set up here: a table it refuses (--lexical on one without) records nothing
-        record(skip, False)
         progress = Progress(total, label=f"load {plan.dataset}")
-        if skip:
-            print(f"resuming: the first {skip} documents were written by an earlier run",
-                  file=sys.stderr)  # fmt: skip
-            progress.resume_from(skip)
-        written = write_documents(plan, store, record, skip, progress)
-        record(written, True)
+
+        def started(skip: int) -> None:
+            if skip:
+                print(f"resuming: the first {skip} documents were written by an earlier run",
+                      file=sys.stderr)  # fmt: skip
+                progress.resume_from(skip)
+
+        result = bulk.load(
+            store,
+            plan.documents(),
+            source=plan.source,
+            embedding_name=plan.embedding,
+            batch=plan.batch,
+            restart=plan.restart,
+            catalog_consistency=plan.consistency,
+            started=started,
+            progress=progress.update,
+        )
+        progress.close()
         took = time.monotonic() - progress.start
-        print(f"loaded {written - skip} documents into {plan.keyspace}.{plan.table} in "
-              f"{took:.1f}s ({written} in all)")  # fmt: skip
+        print(f"loaded {result.added} documents into {plan.keyspace}.{plan.table} in "
+              f"{took:.1f}s ({result.written} in all)")  # fmt: skip
         return 0
     finally:
         session.cluster.shutdown()

@@ -1,0 +1,176 @@
+"""The resumable bulk load: `aload` (and the sync `load`) add documents to a CassandraStore
+batch by batch and record, after each batch, how many are written in the keyspace's load
+catalogue (`catalog.py`). Run again with the same `source` after an interruption (a crash,
+Ctrl-C, a node lost), the load skips what the catalogue says was written and writes the rest,
+so every document ends up written and the catalogue says complete; run again after it
+completed, it writes nothing. `hoprag load` is a command over it.
+
+A batch that was being written when the load stopped is written again on the next run
+(the catalogue counts only whole batches; an upsert of the same document is idempotent). A
+table loaded with another embedding is refused (`InvalidInputError` naming `embedding_name`);
+`restart=True` loads from the first document whatever the catalogue says."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+
+from hoprag.documents import Document
+from hoprag.errors import invalid
+from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+from hoprag.sync import run_sync
+from hoprag.validation import check_int
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.store import CassandraStore
+
+DEFAULT_BATCH = 500
+"""Documents per batch (one catalogue write after each)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadResult:
+    """What a load did: the load's documents in the table in all (`written`), how many an
+    earlier run had written and this one skipped (`skipped`), and whether the catalogue
+    already said complete, so that nothing was written (`already_complete`)."""
+
+    written: int
+    skipped: int
+    already_complete: bool = False
+
+    @property
+    def added(self) -> int:
+        """Documents this run wrote."""
+        return self.written - self.skipped
+
+
+def resume_point(
+    prior: CatalogEntry | None, *, source: str, embedding_name: str, restart: bool, where: str
+) -> int | None:
+    """How many documents an earlier run of the same load (same `source`) already wrote (0:
+    start afresh), or None when it completed and there is nothing to do. A table loaded with
+    another embedding is refused."""
+    if prior is None or restart:
+        return 0
+    if prior.embedding != embedding_name:
+        raise invalid(
+            "embedding_name",
+            embedding_name,
+            f"{prior.embedding!r}, the embedding {where} was loaded with",
+            hint="load into another table, or restart after dropping it",
+        )
+    if prior.source != source:
+        return 0
+    return None if prior.complete else prior.written
+
+
+def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    it = iter(items)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
+
+
+def _after(batches: Iterable[list[Document]], skip: int) -> Iterator[tuple[int, list[Document]]]:
+    """The batches past the first `skip` documents, each with the count before it."""
+    seen = 0
+    for batch in batches:
+        if seen + len(batch) <= skip:
+            seen += len(batch)
+            continue
+        if seen < skip:
+            batch, seen = batch[skip - seen :], skip
+        yield seen, batch
+        seen += len(batch)
+
+
+async def aload(
+    store: CassandraStore,
+    documents: Iterable[Document],
+    *,
+    source: str,
+    embedding_name: str,
+    batch: int = DEFAULT_BATCH,
+    restart: bool = False,
+    catalog_consistency: str | None = None,
+    started: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> LoadResult:
+    """Load `documents` (in the same order on every run) into `store` as described above.
+    `source` describes what is loaded (a JSON text, say): a run resumes only a load of the
+    same source. `embedding_name` names the store's embedding in the catalogue ("hash:32",
+    "minilm"). `started(skipped)` is called once before the first write, `progress(done)`
+    with the documents written in all (skipped ones included) as they go."""
+    batch = check_int("batch", batch, minimum=1)
+    if not isinstance(source, str) or not source:
+        raise invalid("source", source, "a non-empty description of what is loaded")
+    if not isinstance(embedding_name, str) or not embedding_name:
+        raise invalid("embedding_name", embedding_name, "a non-empty name of the embedding")
+    await store.asetup()  # a table the store refuses records nothing
+    catalog = LoadCatalog(store.session, store.keyspace, consistency=catalog_consistency)
+    prior = await anyio.to_thread.run_sync(catalog.get, store.table)
+    where = f"{store.keyspace}.{store.table}"
+    skip = resume_point(
+        prior, source=source, embedding_name=embedding_name, restart=restart, where=where
+    )
+    if skip is None:
+        done = prior.written if prior is not None else 0
+        return LoadResult(written=done, skipped=done, already_complete=True)
+
+    dimension = int(store.dimension or 0)  # known once the store is set up
+
+    async def record(written: int, complete: bool) -> None:
+        entry = CatalogEntry(store.table, source, embedding_name, dimension, written, complete)
+        await anyio.to_thread.run_sync(catalog.put, entry)
+
+    await anyio.to_thread.run_sync(catalog.create, store.config.replication_factor)
+    await record(skip, False)
+    if started is not None:
+        started(skip)
+    written = skip
+    for base, docs in _after(_batches(documents, batch), skip):
+        on_rows = None if progress is None else functools.partial(_report, progress, base)
+        await store.aadd(docs, progress=on_rows)
+        written = base + len(docs)
+        await record(written, False)
+        if progress is not None:
+            progress(written)
+    await record(written, True)
+    return LoadResult(written=written, skipped=skip)
+
+
+def _report(progress: Callable[[int], None], base: int, done: int, _total: int) -> None:
+    progress(base + done)
+
+
+def load(
+    store: CassandraStore,
+    documents: Iterable[Document],
+    *,
+    source: str,
+    embedding_name: str,
+    batch: int = DEFAULT_BATCH,
+    restart: bool = False,
+    catalog_consistency: str | None = None,
+    started: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> LoadResult:
+    """Sync `aload` (works inside and outside a running event loop)."""
+    return run_sync(
+        functools.partial(
+            aload,
+            store,
+            documents,
+            source=source,
+            embedding_name=embedding_name,
+            batch=batch,
+            restart=restart,
+            catalog_consistency=catalog_consistency,
+            started=started,
+            progress=progress,
+        )
+    )
