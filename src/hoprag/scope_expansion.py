@@ -19,19 +19,18 @@ for at most `max_size + 1` rows per edge, so a huge hop costs no more than that.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-
-import anyio
 
 from hoprag.documents import Document, Path
 from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge, edge_sort_key
-from hoprag.errors import invalid, one_error
+from hoprag.errors import invalid
+from hoprag.rounds import gather
 from hoprag.scopes import MAX_SCOPE_SIZE, Scope, ScopeTooLargeError
 from hoprag.stats import HopStats
 from hoprag.stores.base import Hit, PreparedQuery
 
-__all__ = ["Expansion", "HopPlan", "Member", "gather"]
+__all__ = ["Expansion", "HopPlan", "Member"]
 
 
 @dataclass(slots=True)
@@ -237,18 +236,3 @@ class Expansion:
             depth=depth,
             max_size=size,
         )
-
-
-async def gather(calls: Sequence[Callable[[], Awaitable[None]]]) -> None:
-    """Run `calls` concurrently (a single call without a task group)."""
-    if len(calls) == 1:
-        await calls[0]()
-        return
-    with one_error():  # the first failure is the answer (the others were cancelled by it)
-        async with anyio.create_task_group() as tg:
-            for fn in calls:
-                tg.start_soon(_await, fn)
-
-
-async def _await(fn: Callable[[], Awaitable[None]]) -> None:
-    await fn()

@@ -30,10 +30,11 @@ from hoprag.edges import (
     parse_edges,
 )
 from hoprag.embeddings.base import aembed_query
-from hoprag.errors import TraversalTimeoutError, invalid, one_error
+from hoprag.errors import TraversalTimeoutError, invalid
 from hoprag.filters import Filter
+from hoprag.rounds import gather
+from hoprag.scope_ranking import scoped_hits
 from hoprag.scopes import Scope
-from hoprag.search import scoped_hits
 from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
@@ -193,7 +194,7 @@ class _Run:
             assert self.query_text is not None  # checked with the arguments
             depth = max(self.strategy.lexical_k, LEXICAL_SCORE_DEPTH)
             calls.append(functools.partial(self._lexical_starts, self.query_text, depth))
-        hits = [hit for hits in await _gather(calls) for hit in hits]
+        hits = [hit for hits in await gather(calls) for hit in hits]
         self.state.look_ahead_factor = self.speculation.plan.width
         return hits
 
@@ -285,7 +286,7 @@ class _Run:
         if ask.ids:
             hop.queries["get"] += 1
             calls.append(functools.partial(self.query.aget, [e.id for e in ask.ids]))
-        answers = await _gather(calls)
+        answers = await gather(calls)
         results: dict[Edge, list[Hit]] = dict(ask.cached)
         if ask.meta:
             results.update(zip(ask.meta, answers[0], strict=True))
@@ -447,22 +448,6 @@ def _score_of(entry: tuple[Hit, list[Edge]]) -> float:
     return score if score is not None else float("-inf")
 
 
-async def _gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-    """The results of `calls`, run concurrently (a single call runs without a task group)."""
-    if len(calls) == 1:
-        return [await calls[0]()]
-    out: list[Any] = [None] * len(calls)
-
-    async def one(i: int) -> None:
-        out[i] = await calls[i]()
-
-    with one_error():
-        async with anyio.create_task_group() as tg:
-            for i in range(len(calls)):
-                tg.start_soon(one, i)
-    return out
-
-
 async def _scoped_start(
     store: Store,
     scope: Scope,
@@ -567,7 +552,7 @@ def astream(
     raises `InvalidInputError`.
 
     With `scope` (a `hoprag.Scope`), the start search is the best `start_k` members of the
-    scope that pass `filter` (`hoprag.search.scoped_hits`; its rounds are noted on hop 0);
+    scope that pass `filter` (`hoprag.scope_ranking.scoped_hits`; its rounds are noted on hop 0);
     the traversal may then leave the scope, and `filter` still applies to every node.
 
     `speculation` asks edges ahead, in the same bursts as each hop's own queries, so that

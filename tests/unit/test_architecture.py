@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from radon.complexity import cc_visit
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "hoprag"
@@ -79,3 +80,17 @@ def test_the_import_check_sees_function_local_imports(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from hoprag.stores.cassandra.executor import Executor\n")
     assert "hoprag.stores.cassandra.executor" in _imported(module)
+
+
+def test_the_engine_sits_below_search() -> None:
+    """The traversal calls a scope as a start source (`hoprag.scope_ranking`); the search
+    feature is built on the engine, not under it."""
+    assert "hoprag.search" not in _imported(SRC / "traversal.py")
+    assert "hoprag.traversal" not in _imported(SRC / "scope_ranking.py")
+
+
+@pytest.mark.parametrize("client", ["traversal.py", "scope_expansion.py", "scope_ranking.py"])
+def test_the_round_clients_run_their_reads_through_the_round_helpers(client: str) -> None:
+    imported = _imported(SRC / client)
+    assert any(n.startswith("hoprag.rounds") for n in imported), sorted(imported)
+    assert "anyio.create_task_group" not in (SRC / client).read_text()

@@ -1,0 +1,52 @@
+"""Rounds: the unit every multi-hop reader of hoprag is built from. A round is one set of store
+reads sent together (concurrently, so that a hop costs one round trip however many edges it
+follows), recorded as one `HopStats` of the run's `TraversalStats`. The traversal
+(`hoprag.traversal`) and the scope expansion with its ranking (`hoprag.scope_ranking`) run
+their hops as rounds through these helpers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+
+from hoprag.errors import one_error
+from hoprag.stats import HopStats, TraversalStats
+
+T = TypeVar("T")
+
+
+async def gather(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    """The results of `calls`, run concurrently, in the order of `calls` (a single call runs
+    without a task group). The first failure is the answer: the others are cancelled."""
+    if len(calls) == 1:
+        return [await calls[0]()]
+    out: list[Any] = [None] * len(calls)
+
+    async def one(i: int) -> None:
+        out[i] = await calls[i]()
+
+    with one_error():
+        async with anyio.create_task_group() as tg:
+            for i in range(len(calls)):
+                tg.start_soon(one, i)
+    return out
+
+
+def open_round(stats: TraversalStats) -> HopStats:
+    """A new round's `HopStats`, appended to `stats` (its depth is its position)."""
+    hop = HopStats(depth=len(stats.hops))
+    stats.hops.append(hop)
+    return hop
+
+
+async def run_round(hop: HopStats, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    """One round: `calls` concurrently (`gather`), its wall time recorded on `hop` (also when
+    it fails)."""
+    t0 = time.perf_counter()
+    try:
+        return await gather(calls)
+    finally:
+        hop.seconds = time.perf_counter() - t0
