@@ -32,13 +32,13 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hoprag.documents import Document, Node
 from hoprag.errors import HopragError, InvalidInputError
-from hoprag.strategies import Beam, Eager, Mmr, Scored, Strategy
+from hoprag.strategies import STRATEGIES, Strategy, strategy_by_name
 from hoprag.sync import run_sync
 from hoprag.termsafe import safe, safe_json
 from hoprag.validation import check_field, check_ids
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 
 DEFAULT_KEYSPACE = "hoprag"
 LOAD_BATCH = 256
-MISSING_SCORE = -math.inf
 """The `--score-field` score of a document whose field is missing or not a number: it ranks
 below every document that has one (and is shown as null in --json)."""
 
@@ -177,40 +176,6 @@ def parse_filter_arg(items: Sequence[str]) -> dict[str, Any] | None:
     return out
 
 
-def metadata_value(metadata: Mapping[str, Any], field: str) -> Any:
-    """`metadata[field]`, or for a dotted name not present as such (`a.b`) the nested value
-    `metadata["a"]["b"]`; None when absent."""
-    if field in metadata:
-        return metadata[field]
-    value: Any = metadata
-    for part in field.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def field_scorer(field: str) -> Callable[[Node], float]:
-    """A `Scored` scorer: the node's numeric metadata `field` (dotted names reach into nested
-    objects); a node without it, or with a value that is not a finite number (booleans
-    included), scores MISSING_SCORE, below every node that has one. A malformed field name
-    (empty, or with an empty dotted part) is an InvalidInputError."""
-    field = check_field(field, what="--score-field")
-
-    def score(node: Node) -> float:
-        value = metadata_value(node.metadata, field)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return MISSING_SCORE
-        return float(value) if math.isfinite(value) else MISSING_SCORE
-
-    return score
-
-
-def similarity_scorer(node: Node) -> float:
-    """The default `Scored` scorer: the node's similarity to the query."""
-    return float(node.similarity_score)
-
-
 # Options that apply to one strategy only: (attribute, flag, strategy).
 _STRATEGY_OPTIONS = (
     ("lambda_mult", "--lambda-mult", "mmr"),
@@ -239,8 +204,9 @@ def check_strategy_options(args: argparse.Namespace) -> None:
 
 
 def make_strategy(args: argparse.Namespace) -> Strategy:
-    """The strategy named by --strategy with the parameters given on the command line. An
-    option of another strategy (e.g. --lambda-mult with beam) is refused, not ignored."""
+    """The strategy named by --strategy with the parameters given on the command line
+    (`hoprag.strategies.strategy_by_name`). An option of another strategy (e.g. --lambda-mult
+    with beam) is refused, not ignored."""
     check_strategy_options(args)
     params: dict[str, Any] = {
         k: v
@@ -255,16 +221,13 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
         }.items()
         if v is not None
     }
-    if args.strategy == "scored":
-        field = args.score_field
-        params["scorer"] = similarity_scorer if field is None else field_scorer(field)
-    kinds: dict[str, type[Strategy]] = {"eager": Eager, "mmr": Mmr, "scored": Scored, "beam": Beam}
-    kind = kinds.get(args.strategy)
-    if kind is None:
-        raise CliError(f"unknown --strategy {args.strategy!r}; use {', '.join(kinds)}", 2)
+    if args.score_field is not None:
+        check_field(args.score_field, what="--score-field")  # named as the flag
+    if args.strategy not in STRATEGIES:
+        raise CliError(f"unknown --strategy {args.strategy!r}; use {', '.join(STRATEGIES)}", 2)
     try:
-        return kind(**params)
-    except (TypeError, ValueError) as exc:
+        return strategy_by_name(args.strategy, score_field=args.score_field, **params)
+    except ValueError as exc:
         raise CliError(f"bad {args.strategy} parameters: {exc}", 2) from exc
 
 

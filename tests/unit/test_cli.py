@@ -12,21 +12,18 @@ from pathlib import Path
 import pytest
 
 from hoprag.cli import (
-    MISSING_SCORE,
     CliError,
     build_parser,
     error_text,
-    field_scorer,
     main,
     make_strategy,
     parse_edges_arg,
     parse_filter_arg,
     print_table,
-    similarity_scorer,
 )
 from hoprag.documents import Node
 from hoprag.documents import Path as Path_
-from hoprag.strategies import Scored
+from hoprag.strategies import MISSING_SCORE, Scored, field_scorer, similarity_scorer
 from hoprag.termsafe import safe, safe_json
 
 

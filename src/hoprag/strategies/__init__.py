@@ -6,6 +6,13 @@ search `Beam` does, with its signals in `signals`) and is exported below."""
 
 from hoprag.strategies.base import DEFAULT_SELECT_K, RunState, Strategy, Tracker
 from hoprag.strategies.beam import Beam, Prune
+from hoprag.strategies.by_name import (
+    MISSING_SCORE,
+    STRATEGIES,
+    field_scorer,
+    similarity_scorer,
+    strategy_by_name,
+)
 from hoprag.strategies.eager import Eager
 from hoprag.strategies.mmr import Mmr
 from hoprag.strategies.scored import Scored
@@ -13,6 +20,8 @@ from hoprag.strategies.signals import Importance, Recency, Signal, SignalContext
 
 __all__ = [
     "DEFAULT_SELECT_K",
+    "MISSING_SCORE",
+    "STRATEGIES",
     "Beam",
     "Eager",
     "Importance",
@@ -26,4 +35,7 @@ __all__ = [
     "StartBoost",
     "Strategy",
     "Tracker",
+    "field_scorer",
+    "similarity_scorer",
+    "strategy_by_name",
 ]
