@@ -74,7 +74,7 @@ def add_link_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
     """The checks of `hoprag link` that need no text read; returns the aliases."""
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
 
     if args.table is not None:
         if args.path is not None or args.out is not None:
@@ -96,7 +96,7 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
 
 def _check_files(args: argparse.Namespace) -> None:
     """--path is a file, --out a new file in an existing directory."""
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
 
     src, out = Path(args.path), Path(args.out)
     if not src.is_file():
@@ -109,7 +109,7 @@ def _check_files(args: argparse.Namespace) -> None:
 
 def _check_fields(args: argparse.Namespace) -> None:
     """--field and --phrases name new fields; --phrase-docs is at least 2."""
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
 
     if not args.field or args.field.startswith("$") or args.field in RESERVED:
         raise CliError(
@@ -129,7 +129,7 @@ def _check_fields(args: argparse.Namespace) -> None:
 
 def _read_aliases(path: str) -> dict[str, list[str]]:
     """The aliases file: a JSON object mapping ids to lists of strings."""
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -147,7 +147,7 @@ def _read_aliases(path: str) -> dict[str, list[str]]:
 
 def cmd_link(args: argparse.Namespace) -> int:
     """`hoprag link`: check, read and validate the file, link, write OUT whole, report."""
-    from hoprag.cli import Progress
+    from hoprag.cli.common import Progress
     from hoprag.datasets.jsonl import jsonl_records, record_to_document
     from hoprag.linking import link_documents
 
@@ -197,7 +197,7 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 def link_table(args: argparse.Namespace, aliases: dict[str, list[str]] | None) -> int:
     """`hoprag link --table`: read the table, link, update the changed documents, report."""
-    from hoprag.cli import Progress, open_session
+    from hoprag.cli.common import Progress, open_session
     from hoprag.embeddings import HashEmbedding
     from hoprag.stores.cassandra.link_table import alink_table
     from hoprag.stores.cassandra.names import check_name

@@ -52,7 +52,7 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 def data_files(dataset: str, data: Path) -> list[Path]:
     """The data set's files in `data` (corpus first for 2wiki), or CliError naming what was
     looked for."""
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
 
     if not data.is_dir():
         raise CliError(f"--data {data} is not a directory", 2)
@@ -69,7 +69,7 @@ def data_files(dataset: str, data: Path) -> list[Path]:
 
 
 def _question_ids(path: str) -> list[str]:
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -87,7 +87,7 @@ def _question_ids(path: str) -> list[str]:
 def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], list[str] | None]:
     """Everything `hoprag eval` can check before reading the data: files, methods, counts,
     the output's directory."""
-    from hoprag.cli import CliError
+    from hoprag.cli.common import CliError
     from hoprag.evaluation.run import check_methods
 
     methods = check_methods([m.strip() for m in args.methods.split(",")])
@@ -121,7 +121,7 @@ def load_set(dataset: str, files: list[Path]) -> Any:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """`hoprag eval`: check, read, sample, embed and run, print the table, write the JSON."""
-    from hoprag.cli import Progress, make_embedding
+    from hoprag.cli.common import Progress, make_embedding
     from hoprag.evaluation.methods import passage_documents
     from hoprag.evaluation.run import aevaluate, sample_questions
     from hoprag.sync import run_sync
@@ -151,7 +151,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         figures["ann_overquery"] = args.ann_overquery
     figures["embedding"] = args.embedding
     print_figures(figures)
-    from hoprag.cli_link import write_whole
+    from hoprag.cli.link import write_whole
 
     write_whole(Path(args.json), [json.dumps(figures, indent=2)])
     return 0
@@ -169,7 +169,7 @@ def eval_table(dataset: str, docs: list[Any], embedding: str) -> str:
 def cassandra_store(args: argparse.Namespace, docs: list[Any], embedding: Any) -> Any:
     """A CassandraStore (lexical index kept) holding the corpus: loaded with a progress bar
     unless the keyspace's load catalogue says an earlier run completed it."""
-    from hoprag.cli import Progress, embedding_dimension, open_session
+    from hoprag.cli.common import Progress, embedding_dimension, open_session
     from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
     from hoprag.stores.cassandra.store import CassandraStore
 

@@ -1,0 +1,213 @@
+"""`hoprag load`: a dataset into a table, resumable (`hoprag.stores.cassandra.bulk`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hoprag.cli.common import (
+    CliError,
+    Progress,
+    clip,
+    embedding_dimension,
+    make_embedding,
+    open_session,
+)
+from hoprag.documents import Document
+from hoprag.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.catalog import CatalogEntry
+
+# --- load -------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadPlan:
+    """What `hoprag load` was asked to do, checked before anything connects."""
+
+    dataset: str
+    path: str | None
+    limit: int | None
+    keyspace: str
+    table: str
+    embedding: str
+    consistency: str | None
+    replication_factor: int
+    batch: int
+    restart: bool
+    total: int | None = None
+    """The number of records, when the up-front check counted them (JSONL)."""
+    link: str | None = None
+    """The field that title mentions go to (`--link`), or None."""
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """The fields the dataset declares (`DatasetInfo.fields`)."""
+        from hoprag import datasets
+
+        return dict(datasets.DATASETS[self.dataset].fields)
+
+    @property
+    def source(self) -> str:
+        """The catalogue's description of the load: an interrupted load resumes only when a
+        new run describes the same source."""
+        path = str(Path(self.path).resolve()) if self.path else None
+        described: dict[str, Any] = {"dataset": self.dataset, "limit": self.limit, "path": path}
+        if self.link:
+            described["link"] = self.link
+        return json.dumps(described, sort_keys=True)
+
+    def documents(self) -> Iterator[Document]:
+        """The documents to load, in order (a fresh iterator each call; with `link`, the
+        documents with their mentions, linked once)."""
+        from hoprag import datasets
+
+        if self.link:
+            return iter(self._linked)
+        return datasets.load(self.dataset, limit=self.limit, path=self.path)
+
+    @functools.cached_property
+    def _linked(self) -> list[Document]:
+        from hoprag import datasets
+        from hoprag.linking import link_documents
+
+        docs = list(datasets.load(self.dataset, limit=self.limit, path=self.path))
+        progress = Progress(len(docs), label="link")
+        linked, report = link_documents(docs, field=str(self.link), progress=progress.update)
+        progress.close()
+        print(f"linked: {report.summary()}", file=sys.stderr)
+        return linked
+
+
+def plan_load(args: argparse.Namespace) -> LoadPlan:
+    """Check the arguments of `hoprag load` (names, limits, levels, the whole JSONL file)."""
+    from hoprag import datasets
+    from hoprag.stores.cassandra.guards import check_consistency
+    from hoprag.stores.cassandra.names import check_name
+    from hoprag.stores.cassandra.schema import replication_map
+
+    if args.dataset == "jsonl" and not args.path:
+        raise CliError("hoprag load jsonl needs --path FILE.jsonl", 2)
+    if args.dataset == "jsonl" and not Path(args.path).is_file():
+        raise CliError(f"--path {clip(args.path)} is not a file (hoprag load jsonl reads one)", 2)
+    if args.limit is not None and args.limit < 1:
+        raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
+    if args.batch < 1:
+        raise CliError(f"--batch must be >= 1, got {args.batch}", 2)
+    replication_map(args.replication_factor)  # refuses a bad factor
+    # A JSONL file is checked whole first (strict JSON, then the stores' own checks on each
+    # record): a bad record stops the load before anything connects or is written.
+    total = datasets.validate_jsonl(args.path) if args.dataset == "jsonl" else None
+    if args.link is not None:
+        from hoprag.cli.link import RESERVED
+        from hoprag.linking import check_link_options
+
+        if args.link in RESERVED:
+            raise CliError(f"--link {args.link!r} would replace a field the documents have; "
+                           "give a new field name, such as mentions", 2)  # fmt: skip
+        check_link_options(field=args.link)
+    return LoadPlan(
+        dataset=args.dataset,
+        path=args.path,
+        limit=args.limit,
+        keyspace=check_name(args.keyspace, what="keyspace"),
+        table=check_name(args.table or args.dataset, what="table"),
+        embedding=args.embedding,
+        consistency=check_consistency(args.consistency, what="--consistency"),
+        replication_factor=args.replication_factor,
+        batch=args.batch,
+        restart=args.restart,
+        total=total,
+        link=args.link,
+    )
+
+
+def _resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
+    """`bulk.resume_point` for the plan, its refusal in the command's words."""
+    from hoprag.stores.cassandra import bulk
+
+    try:
+        return bulk.resume_point(
+            prior,
+            source=plan.source,
+            embedding_name=plan.embedding,
+            restart=plan.restart,
+            where=f"{plan.keyspace}.{plan.table}",
+        )
+    except InvalidInputError:
+        assert prior is not None
+        raise CliError(
+            f"{plan.keyspace}.{plan.table} was loaded with embedding {prior.embedding!r}; load "
+            "into another --table or pass --restart after dropping it",
+            2,
+        ) from None
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    """`hoprag load`: check, count, connect, then the library's resumable load
+    (`hoprag.stores.cassandra.bulk`) with a progress bar."""
+    from hoprag.stores.cassandra import bulk
+    from hoprag.stores.cassandra.catalog import LoadCatalog
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    plan = plan_load(args)
+    total = plan.total if plan.total is not None else sum(1 for _ in plan.documents())
+    embedding = make_embedding(plan.embedding)
+    dimension = embedding_dimension(embedding)
+    session = open_session(args)
+    try:
+        # Asked before the store is made: a table loaded with another embedding (and so,
+        # maybe, another dimension) is refused in the command's words, not the store's.
+        catalog = LoadCatalog(session, plan.keyspace, consistency=plan.consistency)
+        catalog.create(plan.replication_factor)  # the keyspace at the asked replication too
+        prior = catalog.get(plan.table)
+        if _resume_point(plan, prior) is None:
+            done = prior.written if prior is not None else 0
+            print(f"{plan.keyspace}.{plan.table} already holds the {done} documents "
+                  "of this load; nothing to do (--restart loads it again)")  # fmt: skip
+            return 0
+        store = CassandraStore(
+            embedding,
+            keyspace=plan.keyspace,
+            table=plan.table,
+            session=session,
+            dimension=dimension,
+            replication_factor=plan.replication_factor,
+            write_consistency=plan.consistency,
+            fields=plan.fields,
+            lexical=args.lexical,
+        )  # set up here: a table it refuses (--lexical on one without) records nothing
+        progress = Progress(total, label=f"load {plan.dataset}")
+
+        def started(skip: int) -> None:
+            if skip:
+                print(f"resuming: the first {skip} documents were written by an earlier run",
+                      file=sys.stderr)  # fmt: skip
+                progress.resume_from(skip)
+
+        result = bulk.load(
+            store,
+            plan.documents(),
+            source=plan.source,
+            embedding_name=plan.embedding,
+            batch=plan.batch,
+            restart=plan.restart,
+            catalog_consistency=plan.consistency,
+            started=started,
+            progress=progress.update,
+        )
+        progress.close()
+        took = time.monotonic() - progress.start
+        print(f"loaded {result.added} documents into {plan.keyspace}.{plan.table} in "
+              f"{took:.1f}s ({result.written} in all)")  # fmt: skip
+        return 0
+    finally:
+        session.cluster.shutdown()

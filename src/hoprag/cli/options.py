@@ -1,0 +1,139 @@
+"""The query options that need parsing: `--edges`, `--filter` and the strategy flags."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hoprag.cli.common import CliError, clip
+from hoprag.errors import InvalidInputError
+from hoprag.strategies import STRATEGIES, Strategy, strategy_by_name
+from hoprag.validation import check_field
+
+if TYPE_CHECKING:
+    pass
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def parse_edges_arg(text: str) -> list[tuple[str, str]]:
+    """`keywords:keywords,links:$id` -> [("keywords", "keywords"), ("links", "$id")]: each item
+    exactly one FROM:TO pair of field names (or `$id`), checked as `hoprag.edges.parse_edges`
+    and the stores check them."""
+    from hoprag.edges import ID_FIELD, parse_edges
+
+    specs = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        sides = [side.strip() for side in part.split(":")]
+        if len(sides) != 2 or not all(sides):
+            raise CliError(f"--edges item {clip(part)} is not FROM:TO (e.g. keywords:keywords)", 2)
+        try:
+            for side in sides:
+                if side != ID_FIELD:
+                    check_field(side, what="an --edges field")
+            parse_edges([(sides[0], sides[1])])
+        except InvalidInputError as exc:
+            raise CliError(f"--edges item {clip(part)}: {exc}", 2) from None
+        specs.append((sides[0], sides[1]))
+    if not specs:
+        raise CliError("--edges names no edge; e.g. --edges keywords:keywords,links:$id", 2)
+    return specs
+
+
+def _filter_value(item: str, raw: str) -> Any:
+    """The value of one `--filter` item: JSON when it parses as JSON, else the string."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else "a number too long"
+        raise CliError(f"--filter {clip(item)}: the value cannot be read ({reason})", 2) from None
+
+
+def parse_filter_arg(items: Sequence[str]) -> dict[str, Any] | None:
+    """`field=value` items; a value that parses as JSON (number, true, "quoted") is used as such,
+    anything else as a string. A field given twice is refused (a document has one value
+    there), and the filter is checked as every store checks it (`compile_filter`): NaN, an
+    object or a nested list is an error here, before anything connects."""
+    from hoprag.filters import compile_filter
+
+    if not items:
+        return None
+    out: dict[str, Any] = {}
+    for item in items:
+        field, sep, raw = item.partition("=")
+        if not sep or not field:
+            raise CliError(f"--filter {clip(item)} is not FIELD=VALUE", 2)
+        if field in out:
+            raise CliError(
+                f"--filter names the field {clip(field)} twice; give each field once (a list "
+                "field matches one value: filter on the value most specific to what you want)",
+                2,
+            )
+        out[field] = _filter_value(item, raw)
+    try:
+        compile_filter(out)
+    except InvalidInputError as exc:
+        raise CliError(f"--filter: {exc}", 2) from None
+    return out
+
+
+# Options that apply to one strategy only: (attribute, flag, strategy).
+_STRATEGY_OPTIONS = (
+    ("lambda_mult", "--lambda-mult", "mmr"),
+    ("beam_width", "--beam-width", "beam"),
+    ("score_field", "--score-field", "scored"),
+)
+
+
+def check_strategy_options(args: argparse.Namespace) -> None:
+    """Refuse an option of another strategy (e.g. --lambda-mult with eager or beam) and a
+    --start-k or --adjacent-k that Cassandra cannot answer (at most MAX_K rows per vector
+    search), before anything connects."""
+    from hoprag.stores.cassandra.guards import MAX_K
+
+    for attr, flag, owner in _STRATEGY_OPTIONS:
+        if getattr(args, attr, None) is not None and args.strategy != owner:
+            raise CliError(f"{flag} applies to --strategy {owner}, not {args.strategy}", 2)
+    for attr, flag in (("start_k", "--start-k"), ("adjacent_k", "--adjacent-k")):
+        value = getattr(args, attr, None)
+        if value is not None and value > MAX_K:
+            raise CliError(
+                f"{flag} must be at most {MAX_K} (Cassandra answers at most {MAX_K} rows per "
+                f"vector search), got {value}",
+                2,
+            )
+
+
+def make_strategy(args: argparse.Namespace) -> Strategy:
+    """The strategy named by --strategy with the parameters given on the command line
+    (`hoprag.strategies.strategy_by_name`). An option of another strategy (e.g. --lambda-mult
+    with beam) is refused, not ignored."""
+    check_strategy_options(args)
+    params: dict[str, Any] = {
+        k: v
+        for k, v in {
+            "select_k": args.select_k,
+            "start_k": args.start_k,
+            "adjacent_k": args.adjacent_k,
+            "max_depth": args.max_depth,
+            "lambda_mult": args.lambda_mult,
+            "beam_width": args.beam_width,
+            "lexical_k": getattr(args, "lexical_k", None),
+        }.items()
+        if v is not None
+    }
+    if args.score_field is not None:
+        check_field(args.score_field, what="--score-field")  # named as the flag
+    if args.strategy not in STRATEGIES:
+        raise CliError(f"unknown --strategy {args.strategy!r}; use {', '.join(STRATEGIES)}", 2)
+    try:
+        return strategy_by_name(args.strategy, score_field=args.score_field, **params)
+    except ValueError as exc:
+        raise CliError(f"bad {args.strategy} parameters: {exc}", 2) from exc

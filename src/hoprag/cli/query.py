@@ -1,0 +1,216 @@
+"""`hoprag query`: a traversal from the command line, as a table, JSON or an HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from hoprag.cli.common import CliError, clip, make_embedding, open_session
+from hoprag.cli.options import make_strategy, parse_edges_arg, parse_filter_arg
+from hoprag.documents import Node
+from hoprag.strategies import Strategy
+from hoprag.sync import run_sync
+from hoprag.termsafe import safe, safe_json
+from hoprag.validation import check_ids
+
+if TYPE_CHECKING:
+    pass
+
+# --- query ------------------------------------------------------------------------------------
+
+
+def _finite(value: Any) -> Any:
+    """A float score as JSON allows it (non-finite -> None, rounded); other values as they are."""
+    if isinstance(value, float):
+        return round(value, 6) if math.isfinite(value) else None
+    return value
+
+
+def node_row(node: Node) -> dict[str, Any]:
+    """A JSON-ready summary of a node: id, depth, similarity score, path with the edges
+    followed, metadata, and the strategy's scores (`_score`, `_path_score`, ...)."""
+    steps = [
+        {"via": getattr(e, "describe", lambda e=e: repr(e))(), "to": n}
+        for e, n in zip(node.path.edges, node.path.nodes[1:], strict=True)
+    ]
+    return {
+        "id": node.id,
+        "depth": node.depth,
+        "score": round(float(node.similarity_score), 6),
+        "path": list(node.path.nodes),
+        "steps": steps,
+        "content": node.content,
+        "metadata": dict(node.metadata),
+        "scores": {k: _finite(v) for k, v in node.extra_metadata.items() if k.endswith("score")},
+    }
+
+
+def format_path(node: Node) -> str:
+    """`a --keywords=x--> b --$id=c--> c`: the chain of followed edges."""
+    parts = [safe(node.path.nodes[0])]
+    for e, n in zip(node.path.edges, node.path.nodes[1:], strict=True):
+        label = e.describe() if hasattr(e, "describe") else repr(e)
+        parts.append(f"--{safe(label)}--> {safe(n)}")
+    return " ".join(parts)
+
+
+def print_table(nodes: Sequence[Node], out: TextIO = sys.stdout, width: int = 30) -> None:
+    """A plain-text table of id, depth, similarity score and path, one line per node: ids and
+    paths are terminal-safe (`safe`), so no stored character breaks a row."""
+    ids = [safe(n.id) for n in nodes]
+    idw = min(max([len(i) for i in ids] + [2]), width)
+    out.write(f"{'id':<{idw}}  depth  score   path\n")
+    for nid, n in zip(ids, nodes, strict=True):
+        nid = nid if len(nid) <= idw else nid[: idw - 1] + "…"
+        out.write(f"{nid:<{idw}}  {n.depth:>5}  {n.similarity_score:6.3f}  {format_path(n)}\n")
+
+
+def _print_row(node: Node) -> None:
+    print(f"{safe(node.id)}  {node.depth:>5}  {node.similarity_score:6.3f}  {format_path(node)}",
+          flush=True)  # fmt: skip
+
+
+def open_query_store(args: argparse.Namespace, session: Any, embedding: Any) -> Any:
+    """The CassandraStore of --table, with the embedding named by --embedding or, failing
+    that, the one the load catalogue recorded for the table."""
+    from hoprag.stores.cassandra.catalog import LoadCatalog
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    if embedding is None:
+        entry = LoadCatalog(session, args.keyspace).get(args.table)
+        if entry is None:
+            raise CliError(
+                f"{args.keyspace}.{args.table} has no hoprag_catalog entry; load it with "
+                "`hoprag load` or name its --embedding",
+                2,
+            )
+        embedding = make_embedding(entry.embedding)
+    return CassandraStore(
+        embedding,
+        keyspace=args.keyspace,
+        table=args.table,
+        session=session,
+        create_schema=False,
+        ann_overquery=args.ann_overquery,
+    )
+
+
+async def run_traversal(
+    args: argparse.Namespace, store: Any, strategy: Strategy, edges: Any, flt: Any
+) -> tuple[list[Node], Any]:
+    """Stream the traversal, printing each node as admitted with --stream (text output);
+    returns the strategy's final list and the run's stats."""
+    from hoprag.traversal import astream
+
+    live = args.stream and not args.json
+    stream = astream(args.text, store=store, edges=edges, strategy=strategy, filter=flt,
+                     initial_root_ids=args.root or (), speculation=args.speculation)  # fmt: skip
+    nodes = []
+    if live:
+        print("id  depth  score  path (as admitted)", flush=True)
+    async with stream:
+        async for node in stream:
+            nodes.append(node)
+            if live:
+                _print_row(node)
+    return strategy.finalize(nodes), stream.stats
+
+
+def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) -> None:
+    """--json: one object (query, nodes, stats); otherwise the table (unless --stream printed
+    the rows already) and, with --explain, the per-hop statistics."""
+    if args.json:
+        doc = {"query": args.text, "nodes": [node_row(n) for n in nodes],
+               "stats": dataclasses.asdict(stats)}  # fmt: skip
+        sys.stdout.write(safe_json(doc) + "\n")
+        return
+    if not args.stream:
+        print_table(nodes)
+    if args.explain:
+        print()
+        print(stats.explain())
+
+
+def check_output_options(args: argparse.Namespace) -> None:
+    """Refuse the text-output flags with --json, where they would be ignored, and an --html
+    file that cannot be written (a directory, or in a directory that does not exist)."""
+    if getattr(args, "html", None) is not None:
+        check_html_path(args.html)
+    if args.json:
+        for flag, given in (("--stream", args.stream), ("--explain", args.explain)):
+            if given:
+                raise CliError(
+                    f"{flag} applies to the text output, not --json (the JSON holds the "
+                    "result in order and its per-hop stats)",
+                    2,
+                )
+
+
+def check_html_path(path: str) -> None:
+    """Refuse an --html FILE that is a directory or whose directory does not exist."""
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"--html {clip(safe(path))} is a directory; give a file name", 2)
+    if not target.parent.is_dir():
+        raise CliError(
+            f"--html {clip(safe(path))}: the directory {clip(safe(str(target.parent)))} does "
+            "not exist",
+            2,
+        )
+
+
+def write_query_html(args: argparse.Namespace, nodes: list[Node], stats: Any) -> None:
+    """--html FILE: the picture of the traversal (`hoprag.picture`), noted on stderr so that
+    stdout keeps the table or the JSON alone."""
+    from hoprag.picture import write_html
+    from hoprag.stats import TraversalResult
+
+    result = TraversalResult(nodes, stats)
+    title = f"hoprag query on {args.keyspace}.{args.table}"
+    path = write_html(result, args.html, title=title, query=args.text)
+    print(f"wrote {safe(str(path))} ({len(nodes)} nodes)", file=sys.stderr)
+
+
+def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
+    """Check every argument of `hoprag query` that needs no node (names, edges, filter,
+    roots, strategy and its options, output flags): the edge function, filter and strategy."""
+    from hoprag.edges import parse_edges
+    from hoprag.speculation import check_speculation
+    from hoprag.stores.cassandra.guards import check_overquery
+    from hoprag.stores.cassandra.names import check_name
+
+    args.keyspace = check_name(args.keyspace, what="keyspace")
+    args.table = check_name(args.table, what="table")
+    edges = parse_edges(parse_edges_arg(args.edges))
+    flt = parse_filter_arg(args.filter)
+    if args.root is not None:
+        args.root = check_ids(args.root, what="--root")
+    strategy = make_strategy(args)
+    spec = args.speculation
+    args.speculation = check_speculation(
+        int(spec) if spec.isdigit() else spec, what="--speculation"
+    )
+    check_overquery(args.ann_overquery, what="--ann-overquery")
+    check_output_options(args)
+    return edges, flt, strategy
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """`hoprag query`: check every argument, connect, traverse, print."""
+    edges, flt, strategy = check_query_args(args)  # before connecting
+    embedding = make_embedding(args.embedding) if args.embedding else None
+    session = open_session(args)
+    try:
+        store = open_query_store(args, session, embedding)
+        nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
+        print_query_result(args, nodes, stats)
+        if args.html is not None:
+            write_query_html(args, nodes, stats)
+        return 0
+    finally:
+        session.cluster.shutdown()

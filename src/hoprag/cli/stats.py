@@ -1,0 +1,71 @@
+"""`hoprag stats`: what the load catalogue says of each table, with its size on disk."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from hoprag.cli.common import CliError, open_session
+from hoprag.termsafe import safe, safe_json
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.catalog import LoadCatalog
+
+# --- stats ------------------------------------------------------------------------------------
+
+
+def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
+    """One summary per catalogued table (only `table` when given): documents, completeness,
+    dataset, embedding, dimension, MiB on disk, last update."""
+    entries = catalog.entries()
+    if table is not None:
+        entries = [e for e in entries if e.table == table]
+        if not entries:
+            raise CliError(f"{catalog.keyspace}.{table} is not in hoprag_catalog", 2)
+    sizes = catalog.disk_mib() if entries else {}
+    return [
+        {
+            "table": f"{catalog.keyspace}.{e.table}",
+            "documents": e.written,
+            "complete": e.complete,
+            "dataset": json.loads(e.source).get("dataset"),
+            "embedding": e.embedding,
+            "dimension": e.dimension,
+            "disk_mib": sizes.get(e.table),
+            "updated": e.updated.isoformat() if e.updated else None,
+        }
+        for e in entries
+    ]
+
+
+def print_stats(rows: list[dict[str, Any]], keyspace: str) -> None:
+    """The stats as a text table, `(incomplete)` marking a load that did not finish."""
+    if not rows:
+        print(f"no hoprag tables in keyspace {keyspace}")
+        return
+    print(f"{'table':<28} {'documents':>9}  {'disk MiB':>8}  embedding   dataset")
+    for o in rows:
+        mark = "" if o["complete"] else " (incomplete)"
+        print(f"{safe(o['table']):<28} {o['documents']:>9}  {o['disk_mib'] or 0:>8}  "
+              f"{safe(o['embedding']):<10}  {safe(o['dataset'])}{mark}")  # fmt: skip
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """`hoprag stats`: the load catalogue of the keyspace, as a table or JSON."""
+    from hoprag.stores.cassandra.catalog import LoadCatalog
+    from hoprag.stores.cassandra.names import check_name
+
+    keyspace = check_name(args.keyspace, what="keyspace")
+    table = check_name(args.table, what="table") if args.table is not None else None
+    session = open_session(args)
+    try:
+        rows = stats_rows(LoadCatalog(session, keyspace), table)
+        if args.json:
+            sys.stdout.write(safe_json(rows) + "\n")
+        else:
+            print_stats(rows, keyspace)
+        return 0
+    finally:
+        session.cluster.shutdown()
