@@ -93,6 +93,66 @@ class TestStore(StoreCompliance):
 """
 
 
+MINIMAL_STORE = """
+import pytest
+from hoprag.stores import MemoryStore
+from hoprag.stores.base import PreparedQuery, Store
+from hoprag.testing import CoreCompliance
+
+
+class OnlyRequiredQuery(PreparedQuery):
+    # Forwards the four reads a PreparedQuery must have; everything else is the default.
+    def __init__(self, inner):
+        self._inner = inner
+        self.embedding = inner.embedding
+        self.filter = inner.filter
+        self.include_embeddings = inner.include_embeddings
+        self.limiter = inner.limiter
+
+    async def asearch(self, *, k):
+        return await self._inner.asearch(k=k)
+
+    async def aget(self, ids):
+        return await self._inner.aget(ids)
+
+    async def aadjacent(self, edge, *, k):
+        return await self._inner.aadjacent(edge, k=k)
+
+    async def aadjacent_many(self, edges, *, k):
+        return await self._inner.aadjacent_many(edges, k=k)
+
+
+class OnlyRequiredStore(Store):
+    # aprepare and aadd, nothing else: no scopes, no lexical index, no resolve.
+    def __init__(self, embedding):
+        self.embedding = embedding
+        self._inner = MemoryStore(embedding)
+
+    async def aprepare(self, embedding, filter=None, *, include_embeddings=True,
+                       max_concurrency=16):
+        inner = await self._inner.aprepare(embedding, filter,
+                                           include_embeddings=include_embeddings,
+                                           max_concurrency=max_concurrency)
+        return OnlyRequiredQuery(inner)
+
+    async def aadd(self, documents):
+        await self._inner.aadd(documents)
+
+
+@pytest.fixture
+def store_factory():
+    async def make(embedding, documents):
+        store = OnlyRequiredStore(embedding)
+        await store.aadd(documents)
+        return store
+    return make
+
+
+class TestStore(CoreCompliance):
+    pass
+"""
+
+
 def _run(
     tmp_path: Path,
     cls: str,
@@ -164,3 +224,12 @@ def test_tests_that_only_read_share_a_store_and_an_unmarked_write_to_it_fails(
     # Every test marked @writes (and the suite's own writers) got a fresh store; the rest,
     # most of the suite, the shared one.
     assert 0 < made["fresh"] < made["shared"]
+
+
+def test_a_store_with_only_the_required_methods_passes_the_core_contract_without_deviations(
+    tmp_path: Path,
+) -> None:
+    outcomes = _run(tmp_path, "", {}, source=MINIMAL_STORE.replace("{", "{{").replace("}", "}}"))
+    assert len(outcomes) > 40  # the core contract ran, not an empty class
+    assert {n: o for n, o in outcomes.items() if o != "passed"} == {}
+    assert not any(n.startswith(("test_scope", "test_resolve", "test_lexical")) for n in outcomes)

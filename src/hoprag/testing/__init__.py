@@ -21,10 +21,24 @@ A factory may also offer `make.shared`, called like `make`: a store over the doc
 it may reuse between tests (see `StoreFactory`). The suite uses it only in tests that do not
 write, and refuses writes to it; a test of your own that writes marks itself `@writes`.
 
+A store that implements only the required methods (`aprepare`, `aadd`, and the prepared
+query's `asearch`, `aget`, `aadjacent`, `aadjacent_many`) subclasses `CoreCompliance`, and adds
+`ScopeCompliance`, `LexicalCompliance` or `ResolveCompliance` for each optional capability it
+has; `StoreCompliance` is all of them.
+
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""
 
-from hoprag.testing.compliance import StoreCompliance, StoreFactory, writes
+from hoprag.testing.compliance import (
+    Contract,
+    CoreCompliance,
+    LexicalCompliance,
+    ResolveCompliance,
+    ScopeCompliance,
+    StoreCompliance,
+    StoreFactory,
+    writes,
+)
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
     RESOLVE_FIELDS,
@@ -36,6 +50,11 @@ from hoprag.testing.data import (
 __all__ = [
     "COMPLIANCE_DIM",
     "RESOLVE_FIELDS",
+    "Contract",
+    "CoreCompliance",
+    "LexicalCompliance",
+    "ResolveCompliance",
+    "ScopeCompliance",
     "StoreCompliance",
     "StoreFactory",
     "compliance_documents",

@@ -1,0 +1,38 @@
+"""The store compliance suite: what every hoprag Store must do, written once, run against every
+store, as one contract per capability.
+
+Subclass it in a test module and provide a `store_factory` fixture (see `hoprag.testing`).
+Every factory call must return a store holding only the given documents (the twelve of
+`compliance_documents()`). Scores are compared with a tolerance: float32 storage and
+approximate indexes are fine on twelve documents. Needs pytest and pytest-asyncio.
+
+* `CoreCompliance`: the required methods only (search, reads by id, adjacency, traversals,
+  filters, the type model, bad input, writes); a store that implements nothing more passes it
+  without listing deviations.
+* `ScopeCompliance` (`amatching`, `afiltered`), `LexicalCompliance` (`alexical`),
+  `ResolveCompliance` (`aresolve`): one per optional capability; subclass those the store has.
+* `StoreCompliance`: all four, what hoprag's own stores pass."""
+
+from hoprag.testing.compliance.core import CoreCompliance
+from hoprag.testing.compliance.lexical import LexicalCompliance
+from hoprag.testing.compliance.resolve import ResolveCompliance
+from hoprag.testing.compliance.scopes import ScopeCompliance
+from hoprag.testing.compliance.support import WRITE_METHODS, Contract, StoreFactory, writes
+
+__all__ = [
+    "WRITE_METHODS",
+    "Contract",
+    "CoreCompliance",
+    "LexicalCompliance",
+    "ResolveCompliance",
+    "ScopeCompliance",
+    "StoreCompliance",
+    "StoreFactory",
+    "writes",
+]
+
+
+class StoreCompliance(CoreCompliance, ScopeCompliance, LexicalCompliance, ResolveCompliance):
+    """Every contract: what a store with every capability (MemoryStore, CassandraStore) must
+    do. Subclasses provide the `store_factory` fixture, and may list documented deviations in
+    `deviations` (test name -> reason; such a test must fail)."""

@@ -1,0 +1,104 @@
+"""Lexical starts (`alexical`): BM25 over the same tokens within the filter, kept up to date
+by writes, and a traversal starting from the lexical matches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hoprag.documents import Document
+from hoprag.errors import InvalidInputError
+from hoprag.filters import compile_filter, matches
+from hoprag.lexical import Bm25Index
+from hoprag.stores.base import Store
+from hoprag.strategies import Eager
+from hoprag.testing.compliance.support import (
+    TOL,
+    Contract,
+    _cos,
+    _query,
+    writes,
+)
+from hoprag.testing.data import (
+    COMPLIANCE_DIM,
+)
+from hoprag.traversal import atraverse
+
+
+class LexicalCompliance(Contract):
+    """Lexical starts (`alexical`): BM25 over the same tokens within the filter, kept up to date"""
+
+    # -- lexical search (alexical) ----------------------------------------------------------
+
+    @pytest.mark.parametrize(
+        ("text", "flt"),
+        [
+            ("mammal fish", None),
+            ("document about bird", {"type": {"$in": ["bird", "insect"]}}),
+            ("Document 3 ABOUT birds, bird!", None),
+            ("the of and", None),  # only function words: no term, no hit
+        ],
+    )
+    async def test_lexical_search_ranks_as_bm25_over_the_same_tokens_within_the_filter(
+        self, store: Store, docs: list[Document], text: str, flt: dict[str, Any] | None
+    ) -> None:
+        reference = Bm25Index()
+        for d in docs:
+            reference.add(d.id, d.content)
+        passing = {d.id for d in docs if matches(compile_filter(flt), d.metadata)}
+        want = reference.search(text, 10, keep=passing.__contains__)
+        q = _query()
+        prepared = await store.aprepare(q, flt)
+        hits = await prepared.alexical(text, k=10)
+        assert [h.id for h in hits] == [i for i, _ in want]
+        assert [h.lexical for h in hits] == pytest.approx([s for _, s in want], rel=1e-9)
+        by_id = {d.id: d for d in docs}
+        for h in hits:
+            assert h.score == pytest.approx(_cos(by_id[h.id], q), abs=TOL)
+        assert len(await prepared.alexical(text, k=2)) == min(2, len(want))
+
+    @writes
+    async def test_lexical_search_follows_replaced_and_added_documents(
+        self, store: Store, docs: list[Document]
+    ) -> None:
+        """A document added again with other text and new documents (one id twice in one
+        add: the last counts) change the terms, the lengths and the document count BM25
+        reads: the ranking is that of an index of the documents as they now are."""
+        vec = [0.0, 1.0] + [0.0] * (COMPLIANCE_DIM - 2)
+        await store.aadd([Document("d1", "bird bird feather song", {"type": "bird"}, vec)])
+        await store.aadd(
+            [
+                Document("x1", "mammal draft", {"type": "new"}, vec),
+                Document("x2", "fish fin gill", {"type": "new"}, vec),
+                Document("x1", "a fish and a mammal with fur", {"type": "new"}, vec),
+            ]
+        )
+        now = {d.id: d.content for d in docs}
+        now |= {"d1": "bird bird feather song", "x2": "fish fin gill"}
+        now["x1"] = "a fish and a mammal with fur"
+        reference = Bm25Index()
+        for doc_id, content in now.items():
+            reference.add(doc_id, content)
+        prepared = await store.aprepare(_query())
+        for text in ("mammal fish", "bird song", "draft"):
+            want = reference.search(text, 10)
+            hits = await prepared.alexical(text, k=10)
+            assert [h.id for h in hits] == [i for i, _ in want], text
+            assert [h.lexical for h in hits] == pytest.approx([s for _, s in want], rel=1e-9)
+
+    async def test_a_traversal_starts_from_the_lexical_matches_and_counts_the_search(
+        self, store: Store
+    ) -> None:
+        strategy = Eager(select_k=10, start_k=0, lexical_k=2, adjacent_k=10, max_depth=1)
+        result = await atraverse("insect legs", store=store, edges=[("cites", "$id")],
+                                 strategy=strategy, query_embedding=_query())  # fmt: skip
+        starts = [n for n in result if n.depth == 0]
+        assert [n.id for n in starts] == ["d10", "d9"]  # the insects, equal scores, by id
+        assert all(n.extra_metadata["_lexical_score"] > 0 for n in starts)
+        assert {n.id for n in result if n.depth == 1} == {"d8"}  # d10 cites d9 and d8
+        assert result.stats.hops[0].queries["lexical"] == 1
+        assert "lexical=1" in result.stats.explain()
+        with pytest.raises(InvalidInputError, match="query text"):
+            await atraverse(None, store=store, edges=[], strategy=strategy,
+                            query_embedding=_query())  # fmt: skip
