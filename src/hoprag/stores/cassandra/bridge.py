@@ -79,6 +79,18 @@ class Request:
         not count, and it is set once `rows()` has returned). None before any answer."""
         return self._pages.answered_at
 
+    async def page(self) -> tuple[list[Any], Any]:
+        """The first page only, and the driver's paging state after it (None: it was the
+        last); no further page is requested (hand the state to the next `submit`). Cancelling
+        the wait abandons the request."""
+        try:
+            rows = await self._pages.current
+        except asyncio.CancelledError:
+            self.cancel()
+            raise
+        rf = self._rf
+        return list(rows or ()), (rf._paging_state if rf.has_more_pages else None)
+
     async def rows(self) -> list[Any]:
         """All the rows (every page, or the first `max_rows`). Cancelling the wait abandons
         the request (see `cancel`)."""
@@ -135,17 +147,21 @@ def submit(
     execution_profile: Any = None,
     request_timeout: float | None = None,
     max_rows: int | None = None,
+    paging_state: Any = None,
 ) -> Request:
     """Send `statement` with `parameters` now, without waiting: the caller awaits
     `Request.rows()` later (or calls `cancel()`). Several requests sent this way are in flight
     together without a task each. `request_timeout` is the driver's per-request timeout
-    (default: the execution profile's). Must be called on the event loop's thread."""
+    (default: the execution profile's); `paging_state` resumes a paged read where an earlier
+    `Request.page()` stopped. Must be called on the event loop's thread."""
     loop = asyncio.get_running_loop()
     kwargs: dict[str, Any] = {}
     if execution_profile is not None:
         kwargs["execution_profile"] = execution_profile
     if request_timeout is not None:
         kwargs["timeout"] = request_timeout
+    if paging_state is not None:
+        kwargs["paging_state"] = paging_state
     return Request(loop, session.execute_async(statement, parameters, **kwargs), max_rows)
 
 

@@ -253,3 +253,16 @@ def setup_table(
     if config.wait_indexes:
         wait_queryable(session, layout.keyspace, layout.index_names())
     return dimension
+
+
+def open_lexical_index(session: Any, layout: Any, *, wanted: bool) -> bool:
+    """Whether the table keeps the lexical index: one that has its column is written with it
+    whatever the store asked; with `wanted` an existing table without it gets it when empty
+    and is refused otherwise (`lexicon.refuse_unindexed_rows`). Blocking."""
+    column, postings = lexicon.present(session, layout.keyspace, layout.table)
+    if not column and not wanted:
+        return False
+    if not (column and postings):  # also finishes a set-up that stopped half-way
+        lexicon.refuse_unindexed_rows(session, layout.fq)
+        execute_ddl_all(session, lexicon.add_statements(layout.keyspace, layout.table, column))
+    return True

@@ -1,0 +1,78 @@
+"""Entity resolution on a CassandraStore (`CassandraStore.aresolve`): the values catalogue of
+the declared entity fields answers, with the text only ever a bound value. Two catalogue reads
+(`norm = ?`, `words CONTAINS ? AND ...`) in one burst, then one `tokens CONTAINS ?` count per
+candidate of the score tiers returned (`hoprag.resolve.rank`)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import anyio
+
+from hoprag.errors import InvalidInputError
+from hoprag.resolve import MAX_CANDIDATES, Candidate, Match, ResolveRequest, rank, too_many
+from hoprag.stores.cassandra import tokens as tok
+from hoprag.stores.cassandra.fields import DeclaredField, declare_command
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.store import CassandraStore
+
+RESOLVE_CONCURRENCY = 32
+"""Count queries one resolve has in flight at most."""
+
+
+async def resolve_declared(store: CassandraStore, request: ResolveRequest) -> list[Candidate]:
+    """The candidates of a checked `request` on `store`'s declared entity fields (set up)."""
+    for field in request.fields:
+        entity_field(store, field)
+    cat = store.values_catalogue
+    limiter = anyio.CapacityLimiter(RESOLVE_CONCURRENCY)
+    bound = MAX_CANDIDATES + 1
+    calls = [
+        (cat.exact_query(), [request.norm, bound]),
+        (cat.token_query(len(request.words)), [*sorted(request.words), bound]),
+    ]
+    exact, token = await store.executor.burst(calls, "resolve", limiter)
+    if len(exact) > MAX_CANDIDATES or len(token) > MAX_CANDIDATES:
+        raise too_many(request, max(len(exact), len(token)))
+    matches: list[Match] = []
+    for field, value_json, norm, found in [*exact, *token]:
+        if field in request.fields:
+            m = request.match(field, json.loads(value_json), norm, found or ())
+            if m is not None:
+                matches.append(m)
+
+    async def count(tier: list[Match]) -> list[int]:
+        text = cat.count_query()
+        calls = [(text, [tok.token(m.field, m.value)]) for m in tier]
+        pages = await store.executor.burst(calls, "resolve count", limiter)
+        return [int(rows[0][0]) if rows else 0 for rows in pages]
+
+    return await rank(request, matches, count)
+
+
+def entity_field(store: CassandraStore, field: str) -> DeclaredField:
+    """The declared entity field `field`, or InvalidInputError naming the fix."""
+    decl = store.layout.fields.get(field)
+    if decl is None or decl.kind != "entity":
+        entities = [f for f, d in store.layout.fields.items() if d.kind == "entity"]
+        what = "not declared" if decl is None else f"declared {decl.kind!r}"
+        raise InvalidInputError(
+            f"aresolve reads the values catalogue of declared entity fields; {field!r} is "
+            f"{what} on {store.layout.fq} (its entity fields: {entities}); declare it with "
+            f"`{declare_command(store.keyspace, store.table, {field: 'entity'})}` or "
+            f"`await store.adeclare_fields({{{field!r}: 'entity'}})`",
+            argument="fields",
+            value=field,
+            allowed=f"declared entity fields: {entities}",
+        )
+    if not decl.ready:
+        raise InvalidInputError(
+            f"the declaration of {field!r} on {store.layout.fq} did not complete: run "
+            f"`{declare_command(store.keyspace, store.table, {field: 'entity'})}` again",
+            argument="fields",
+            value=field,
+            allowed="entity fields whose declaration completed",
+        )
+    return decl

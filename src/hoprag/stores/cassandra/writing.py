@@ -1,0 +1,156 @@
+"""How a CassandraStore writes documents (`aadd`): the INSERT values (embedding the documents
+that have none, every vector checked), the values catalogue's new entries and the list-valued
+fields first, then the rows, then, on a table with a lexical index, the postings and counters
+(`lexicon.py`) after the rows, so that a failed write leaves the index as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from hoprag.documents import Document
+from hoprag.embeddings.base import aembed_documents
+from hoprag.errors import invalid
+from hoprag.stores.cassandra import lexicon
+from hoprag.stores.cassandra.fields import FieldCatalog
+from hoprag.stores.cassandra.query import GET_CHUNK
+from hoprag.validation import check_vector
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.store import CassandraStore
+
+CATALOGUED_MAX = 1_000_000
+"""Values-catalogue entries a writer remembers having written (then it forgets them all)."""
+
+
+class TableWriter:
+    """The write path of one store (see the module docstring); remembers the values-catalogue
+    entries it wrote, so that each is written once."""
+
+    def __init__(self, store: CassandraStore) -> None:
+        self.store = store
+        self.catalogued: set[tuple[str, str]] = set()
+
+    async def add(
+        self,
+        docs: list[Document],
+        window: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        """Write checked `docs` with `window` writes in flight (`CassandraStore.aadd`)."""
+        layout = self.store.layout
+        rows = await self._insert_rows(docs)
+        await self.catalogue(docs, window)
+        lexical = await self._lexicon_changes(docs, window) if layout.lexical else None
+        await self.store.executor.write_all(
+            layout.insert_query(), rows, window=window, progress=progress
+        )
+        if lexical is not None:  # after the rows: a failed write leaves the index as it was
+            await self._write_lexicon(*lexical, window)
+
+    async def update_metadata(
+        self,
+        docs: list[Document],
+        window: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        """Replace the metadata of `docs`, every id read first (`aupdate_metadata`)."""
+        store = self.store
+        layout, ex = store.layout, store.executor
+        ids = [d.id for d in docs]
+        text = f"SELECT id FROM {layout.fq} WHERE id IN ?"
+        calls = [(text, [ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
+        pages = await ex.burst(calls, "read by id", anyio.CapacityLimiter(window))
+        stored = {r[0] for rows in pages for r in rows}
+        missing = [i for i in ids if i not in stored]
+        if missing:
+            raise invalid("documents", missing[:5], f"ids of documents in {layout.fq}")
+        await self.catalogue(docs, window)
+        rows = [layout.metadata_values(d) for d in docs]
+        await ex.write_all(layout.metadata_query(), rows, window=window, progress=progress)
+
+    async def _lexicon_changes(
+        self, docs: list[Document], window: int
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[int, int]]:
+        """The postings to insert and delete and the counters' change when `docs` are
+        written: their stored terms and lengths read first (by id, one burst), so that a
+        replaced document's old postings go and it counts once."""
+        ids = [d.id for d in docs]
+        text = lexicon.stored_query(self.store.layout.fq)
+        calls = [(text, [ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
+        pages = await self.store.executor.burst(
+            calls, "lexical terms", anyio.CapacityLimiter(window)
+        )
+        stored = {r[0]: (dict(r[1] or {}), int(r[2] or 0)) for rows in pages for r in rows}
+        written = [(d.id, lexicon.terms_of(d.content)) for d in docs]
+        return lexicon.changes(self.store.table, stored, written)
+
+    async def _write_lexicon(
+        self,
+        inserts: list[tuple[Any, ...]],
+        deletes: list[tuple[Any, ...]],
+        counted: tuple[int, int],
+        window: int,
+    ) -> None:
+        """Write the postings (a batch per term), take back the stale ones, then update the
+        counters."""
+        ks, ex = self.store.keyspace, self.store.executor
+        await ex.write_groups(lexicon.postings_insert(ks), lexicon.by_term(inserts), window=window)
+        await ex.write_groups(lexicon.postings_delete(ks), lexicon.by_term(deletes), window=window)
+        if any(counted):
+            params = [*counted, self.store.table]
+            await self.store.executor.execute(
+                lexicon.stats_update(ks), params, "lexical statistics"
+            )
+
+    async def catalogue(self, docs: list[Document], window: int) -> None:
+        """Before the documents are written: add their entity values to the values catalogue
+        (those this store has not written yet) and record typed fields that hold lists."""
+        fields = self.store.layout.fields
+        if not fields:
+            return
+        entries: set[tuple[str, str]] = set()
+        for d in docs:
+            entries |= self.store.layout.entity_entries(d.metadata)
+        new = entries - self.catalogued
+        if new:
+            rows = self.store.values_catalogue.upsert_rows(new)
+            await self.store.executor.write_all(
+                self.store.values_catalogue.upsert_query(), rows, window=window
+            )
+            if len(self.catalogued) > CATALOGUED_MAX:
+                self.catalogued.clear()
+            self.catalogued |= new
+        lists = {f for f in self.store.layout.list_valued_in(docs) if not fields[f].list_valued}
+        if lists:
+            catalog = FieldCatalog(self.store.session, self.store.keyspace)
+            for field in sorted(lists):
+                await anyio.to_thread.run_sync(catalog.mark_list_valued, self.store.table, field)
+            self.store.layout.fields = self.store.layout.fields.marked_list_valued(lists)
+
+    async def _insert_rows(self, docs: list[Document]) -> list[tuple[Any, ...]]:
+        """The INSERT values of each document, embedding those without an embedding."""
+        missing = [d for d in docs if d.embedding is None]
+        fresh: dict[str, Any] = {}
+        if missing:
+            try:
+                vecs = await aembed_documents(self.store.embedding, [d.content for d in missing])
+            except (TypeError, ValueError) as exc:
+                raise invalid(
+                    "embedding", self.store.embedding, "a model that embeds texts"
+                ) from exc
+            fresh = {d.id: v for d, v in zip(missing, vecs, strict=True)}
+        return [
+            self.store.layout.insert_values(
+                d,
+                check_vector(
+                    fresh[d.id] if d.embedding is None else d.embedding,
+                    dimension=self.store.dimension,
+                    what=f"embedding of document {d.id!r}",
+                ).tolist(),
+            )
+            for d in docs
+        ]
