@@ -94,3 +94,18 @@ def test_the_round_clients_run_their_reads_through_the_round_helpers(client: str
     imported = _imported(SRC / client)
     assert any(n.startswith("hoprag.rounds") for n in imported), sorted(imported)
     assert "anyio.create_task_group" not in (SRC / client).read_text()
+
+
+MAX_CLASS_LINES = 400
+"""The longest a class in src/ may be (issue #27); none needs an exception today."""
+
+
+def test_no_class_in_src_is_over_400_lines() -> None:
+    long = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_CLASS_LINES:
+                    long.append(f"{path.relative_to(SRC)} {node.name} ({lines} lines)")
+    assert long == []

@@ -6,28 +6,37 @@ Every factory call must return a store holding only the given documents (the twe
 `compliance_documents()`). Scores are compared with a tolerance: float32 storage and
 approximate indexes are fine on twelve documents. Needs pytest and pytest-asyncio.
 
-* `CoreCompliance`: the required methods only (search, reads by id, adjacency, traversals,
-  filters, the type model, bad input, writes); a store that implements nothing more passes it
-  without listing deviations.
+* `CoreCompliance`: the required methods only, as four contracts (`ReadCompliance`: search,
+  reads by id, adjacency, traversals, bad input; `FilterCompliance`: the filter language;
+  `TypeModelCompliance`: the metadata type model; `WriteCompliance`); a store that implements
+  nothing more passes it without listing deviations.
 * `ScopeCompliance` (`amatching`, `afiltered`), `LexicalCompliance` (`alexical`),
   `ResolveCompliance` (`aresolve`): one per optional capability; subclass those the store has.
 * `StoreCompliance`: all four, what hoprag's own stores pass."""
 
 from hoprag.testing.compliance.core import CoreCompliance
+from hoprag.testing.compliance.filter_language import FilterCompliance
 from hoprag.testing.compliance.lexical import LexicalCompliance
+from hoprag.testing.compliance.reads import ReadCompliance
 from hoprag.testing.compliance.resolve import ResolveCompliance
 from hoprag.testing.compliance.scopes import ScopeCompliance
 from hoprag.testing.compliance.support import WRITE_METHODS, Contract, StoreFactory, writes
+from hoprag.testing.compliance.type_model import TypeModelCompliance
+from hoprag.testing.compliance.writes import WriteCompliance
 
 __all__ = [
     "WRITE_METHODS",
     "Contract",
     "CoreCompliance",
+    "FilterCompliance",
     "LexicalCompliance",
+    "ReadCompliance",
     "ResolveCompliance",
     "ScopeCompliance",
     "StoreCompliance",
     "StoreFactory",
+    "TypeModelCompliance",
+    "WriteCompliance",
     "writes",
 ]
 
