@@ -92,6 +92,25 @@ def test_sync_traverse_inside_a_running_trio_loop(memory: MemoryStore) -> None:
     assert trio.run(main) == _ids(expected)
 
 
+@pytest.mark.parametrize("strategy", [Eager(select_k=9, max_depth=2), hoprag.Mmr(select_k=6)])
+def test_the_async_engine_runs_under_trio_as_under_asyncio(
+    memory: MemoryStore, strategy: hoprag.Strategy
+) -> None:
+    """docs/architecture.md: the engine and MemoryStore are anyio code, so `atraverse` and
+    `astream` give under trio what they give under asyncio (paths and depths too)."""
+
+    async def run() -> list[tuple[str, int, tuple[str, ...]]]:
+        result = await atraverse("graph", store=memory, edges=EDGES, strategy=strategy)
+        streamed = [n.id async for n in hoprag.astream("graph", store=memory, edges=EDGES,
+                                                        strategy=strategy)]  # fmt: skip
+        assert streamed == _ids(list(result))
+        return [(n.id, n.depth, n.path.nodes) for n in result]
+
+    under_trio = trio.run(run)
+    assert under_trio == asyncio.run(run())
+    assert len(under_trio) > 1
+
+
 def test_sync_traverse_from_a_loop_callback_outside_any_task(memory: MemoryStore) -> None:
     expected = traverse("cb", store=memory, edges=EDGES, strategy=Eager(select_k=5))
     got: list[list[str]] = []
