@@ -430,3 +430,16 @@ def test_load_jsonl_of_a_missing_file_or_a_directory_is_a_mistake(tmp_path: Path
     for where in (tmp_path / "missing.jsonl", tmp_path):
         line = _one_error_line(r := _load(where))
         assert r.returncode == 2 and line.endswith("is not a file (hoprag load jsonl reads one)")
+
+
+def test_ask_prints_the_tools_own_title_and_year_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    from hoprag.cli.ask import print_ask_answer
+    from hoprag.tools.answer import ToolAnswer
+
+    people = [_node("curie", {"name": "Marie Curie", "born": 1867, "title": "not this"}, 0.9)]
+    answer = ToolAnswer(nodes=people, text="", statements=[], title_field="name",
+                        year_field="born")  # fmt: skip
+    print_ask_answer(answer, explain=False)
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.split() == ["#", "id", "born", "score", "name"]
+    assert row.split() == ["1", "curie", "1867", "0.900", "Marie", "Curie"]

@@ -80,18 +80,20 @@ def _short(value: Any) -> Any:
 
 
 def print_ask_answer(answer: Any, explain: bool) -> None:
-    """The results as a numbered table (or the follow-up question), then with `explain` the
-    statements with their parameters and the search's stats."""
+    """The results as a numbered table of the tool's year and title fields (or the follow-up
+    question), then with `explain` the statements with their parameters and the search's
+    stats."""
     if answer.follow_up is not None:
         print(safe(answer.follow_up.question))
     elif not answer.nodes:
         print(safe(answer.text))
     else:
-        print(f"{'#':>3}  {'id':<12} {'year':>4}  {'score':>6}  title")
+        title_field, year_field = answer.title_field, answer.year_field
+        print(f"{'#':>3}  {'id':<12} {safe(year_field):>4}  {'score':>6}  {safe(title_field)}")
         for i, n in enumerate(answer.nodes, 1):
-            year = n.metadata.get("year", "")
+            year = n.metadata.get(year_field, "")
             print(f"{i:>3}  {safe(n.id):<12} {safe(year):>4}  {n.similarity_score:6.3f}  "
-                  f"{safe(n.metadata.get('title', ''))}")  # fmt: skip
+                  f"{safe(n.metadata.get(title_field, ''))}")  # fmt: skip
     if not explain:
         return
     print()
