@@ -124,6 +124,9 @@ async def test_a_table_loaded_with_another_embedding_is_refused_before_writing(
         ({"batch": 0}, "batch"),
         ({"source": ""}, "source"),
         ({"embedding_name": ""}, "embedding_name"),
+        ({"restart": "yes"}, "restart"),
+        ({"progress": 5}, "progress"),
+        ({"catalog_consistency": "MOST"}, "catalog_consistency"),
     ],
 )
 async def test_bad_load_arguments_name_the_argument_and_write_nothing(
@@ -135,3 +138,7 @@ async def test_bad_load_arguments_name_the_argument_and_write_nothing(
         await bulk.aload(store, iter(DOCS), **call)
     assert caught.value.argument == argument
     assert LoadCatalog(cassandra_session, keyspace).get("bad") is None
+    tables = cassandra_session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [keyspace]
+    )
+    assert "bad" not in {r.table_name for r in tables}  # refused before set-up

@@ -144,13 +144,12 @@ _Link = tuple[float, float, Node, Edge]
 """How a new node is reached from one expanded node: (score, relevance, parent, edge)."""
 
 
-def _best(links: Iterable[_Link]) -> tuple[float, Node, Edge]:
-    """The relevance, parent and edge of the best link (score, then relevance)."""
-    _, rel, parent, edge = max(links, key=lambda o: (o[0], o[1]))
-    return rel, parent, edge
+def _best(links: Iterable[_Link]) -> _Link:
+    """The best link (by score, then relevance)."""
+    return max(links, key=lambda o: (o[0], o[1]))
 
 
-def _set_path(node: Node, rel: float, parent: Node, edge: Edge) -> None:
+def _set_path(node: Node, parent: Node, edge: Edge) -> None:
     """Give `node` the path through `parent` by `edge`, and its depth."""
     node.path = parent.path.extend(edge, node.id)
     node.depth = len(node.path.nodes) - 1
@@ -314,7 +313,8 @@ class _BeamRun(RunState):
             links.append(self._links(node, ctx))
             if not links[i]:
                 continue
-            _set_path(node, *_best(links[i].values()))
+            _, _, parent, edge = _best(links[i].values())
+            _set_path(node, parent, edge)
             if prune is not None and prune.node is not None and prune.node(node):
                 self._note("pruned_nodes", 1)
                 continue
@@ -322,8 +322,8 @@ class _BeamRun(RunState):
         kept: list[Node] = []
         for i, parents in sorted(_keepers(links, live, self.strategy.adjacent_k).items()):
             node = nodes[i]
-            rel, parent, edge = _best(links[i][p] for p in parents)
-            _set_path(node, rel, parent, edge)
+            _, rel, parent, edge = _best(links[i][p] for p in parents)
+            _set_path(node, parent, edge)
             self._relevance[node.id] = rel
             kept.append(node)
         return kept

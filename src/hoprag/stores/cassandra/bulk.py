@@ -23,6 +23,7 @@ import anyio
 from hoprag.documents import Document
 from hoprag.errors import invalid
 from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+from hoprag.stores.cassandra.guards import check_consistency
 from hoprag.sync import run_sync
 from hoprag.validation import check_int
 
@@ -104,14 +105,15 @@ async def aload(
     `source` describes what is loaded (a JSON text, say): a run resumes only a load of the
     same source. `embedding_name` names the store's embedding in the catalogue ("hash:32",
     "minilm"). `started(skipped)` is called once before the first write, `progress(done)`
-    with the documents written in all (skipped ones included) as they go."""
-    batch = check_int("batch", batch, minimum=1)
-    if not isinstance(source, str) or not source:
-        raise invalid("source", source, "a non-empty description of what is loaded")
-    if not isinstance(embedding_name, str) or not embedding_name:
-        raise invalid("embedding_name", embedding_name, "a non-empty name of the embedding")
+    with the documents written in all (skipped ones included) as they go. The arguments are
+    checked before anything connects; each batch's documents are checked before any of them
+    is written (`aadd`), so a bad document in a later batch stops the load with the batches
+    before it written and recorded: fix it and run the same load again to resume.
+    `documents` is read once, a batch at a time (a generator will do)."""
+    batch = _check_load_args(source, embedding_name, batch, restart, started, progress)
+    consistency = check_consistency(catalog_consistency, what="catalog_consistency")
     await store.asetup()  # a table the store refuses records nothing
-    catalog = LoadCatalog(store.session, store.keyspace, consistency=catalog_consistency)
+    catalog = LoadCatalog(store.session, store.keyspace, consistency=consistency)
     prior = await anyio.to_thread.run_sync(catalog.get, store.table)
     where = f"{store.keyspace}.{store.table}"
     skip = resume_point(
@@ -141,6 +143,27 @@ async def aload(
             progress(written)
     await record(written, True)
     return LoadResult(written=written, skipped=skip)
+
+
+def _check_load_args(
+    source: object,
+    embedding_name: object,
+    batch: object,
+    restart: object,
+    started: object,
+    progress: object,
+) -> int:
+    """The checked batch size; InvalidInputError naming a bad argument."""
+    if not isinstance(source, str) or not source:
+        raise invalid("source", source, "a non-empty description of what is loaded")
+    if not isinstance(embedding_name, str) or not embedding_name:
+        raise invalid("embedding_name", embedding_name, "a non-empty name of the embedding")
+    if not isinstance(restart, bool):
+        raise invalid("restart", restart, "True or False")
+    for name, fn in (("started", started), ("progress", progress)):
+        if fn is not None and not callable(fn):
+            raise invalid(name, fn, "a callable taking a count of documents, or None")
+    return check_int("batch", batch, minimum=1)
 
 
 def _report(progress: Callable[[int], None], base: int, done: int, _total: int) -> None:
