@@ -6,14 +6,17 @@ their hops as rounds through these helpers."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio
 
+from hoprag.edges import Edge, IdEdge, MetadataEdge
 from hoprag.errors import one_error
 from hoprag.stats import HopStats, TraversalStats
+from hoprag.stores.base import Hit
 
 T = TypeVar("T")
 
@@ -50,3 +53,34 @@ async def run_round(hop: HopStats, calls: Sequence[Callable[[], Awaitable[T]]]) 
         return await gather(calls)
     finally:
         hop.seconds = time.perf_counter() - t0
+
+
+async def read_edges(
+    hop: HopStats,
+    meta: Sequence[MetadataEdge],
+    ids: Sequence[IdEdge],
+    *,
+    kind: str,
+    read_meta: Callable[[list[MetadataEdge]], Awaitable[list[list[Hit]]]],
+    get: Callable[[list[str]], Awaitable[Sequence[Hit]]],
+) -> dict[Edge, list[Hit]]:
+    """Every edge's targets, the metadata edges as one `read_meta` burst (counted as `kind`
+    queries on `hop`) and the id edges as one `get`, both in flight together. An id edge's
+    targets are its document, or none when it is missing."""
+    calls: list[Callable[[], Awaitable[Any]]] = []
+    if meta:
+        hop.queries[kind] = hop.queries.get(kind, 0) + len(meta)
+        calls.append(functools.partial(read_meta, list(meta)))
+    if ids:
+        hop.queries["get"] += 1
+        calls.append(functools.partial(get, [e.id for e in ids]))
+    answers = await gather(calls)
+    results: dict[Edge, list[Hit]] = {}
+    if meta:
+        results.update(zip(meta, answers[0], strict=True))
+    if ids:
+        by_id = {hit.id: hit for hit in answers[-1]}
+        for e in ids:
+            hit = by_id.get(e.id)
+            results[e] = [hit] if hit is not None else []
+    return results

@@ -11,7 +11,8 @@ round that reached it) and a path from an anchor.
 Paths are deterministic whatever order a store answers in: a round's sources are taken in id
 order and each source's edges in `edge_sort_key` order; an edge is credited to the first
 source that has it, and a new document to the first credited edge (in that order) that
-returned it, so its path is that source's path plus the edge.
+returned it, so its path is that source's path plus the edge (`hoprag.frontier`, which
+the traversal credits by too).
 
 The member count is checked after every round: more than `max_size` raises
 `ScopeTooLargeError` naming the counts per depth and how to narrow the scope. Every read asks
@@ -19,13 +20,13 @@ for at most `max_size + 1` rows per edge, so a huge hop costs no more than that.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import functools
 from dataclasses import dataclass, field
 
-from hoprag.documents import Document, Path
-from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge, edge_sort_key
-from hoprag.errors import invalid
-from hoprag.rounds import gather
+from hoprag.documents import Path
+from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge
+from hoprag.frontier import Frontier, split_edges
+from hoprag.rounds import read_edges
 from hoprag.scopes import MAX_SCOPE_SIZE, Scope, ScopeTooLargeError
 from hoprag.stats import HopStats
 from hoprag.stores.base import Hit, PreparedQuery
@@ -50,14 +51,12 @@ class Member:
 
 @dataclass(slots=True)
 class HopPlan:
-    """What one hop reads: its metadata and id edges, in credit order, each with the path of
-    the source it is credited to."""
+    """What one hop reads: its metadata and id edges, each followed from (credited to) a
+    member of the previous round."""
 
     depth: int
     meta: list[MetadataEdge] = field(default_factory=list)
     ids: list[IdEdge] = field(default_factory=list)
-    source: dict[Edge, Path] = field(default_factory=dict)
-    order: dict[Edge, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.meta or self.ids)
@@ -74,9 +73,8 @@ class Expansion:
         self.anchor_query = anchors
         self.members: dict[str, Member] = {}
         self.per_depth: list[int] = []
-        self.frontier: list[Member] = []
-        self.followed: set[Edge] = set()
-        self.edges_of: dict[str, Edges] = {}
+        self.last_round: list[Member] = []
+        self.frontier = Frontier(scope.edge_fn)
         self._truncated = False  # a read stopped at its limit: the count is a lower bound
 
     @property
@@ -114,108 +112,55 @@ class Expansion:
 
     def plan(self) -> HopPlan:
         """The next hop's edges: those of the last round's members not followed before, each
-        credited to its first source (see the module docstring)."""
-        plan = HopPlan(depth=self.depth + 1)
+        followed from its first source (see the module docstring)."""
         if self.depth >= self.scope.max_depth:
-            return plan
-        for member in self.frontier:  # in id order
-            for edge in sorted(self._edges(member).outgoing, key=edge_sort_key):
-                if edge in self.followed or edge in plan.source:
-                    continue
-                if isinstance(edge, MetadataEdge):
-                    plan.meta.append(edge)
-                elif isinstance(edge, IdEdge):
-                    plan.ids.append(edge)
-                else:
-                    raise invalid(
-                        "an edge", edge, "a MetadataEdge or IdEdge (from the edge function)"
-                    )
-                plan.source[edge] = member.path
-                plan.order[edge] = len(plan.order)
-        return plan
+            return HopPlan(depth=self.depth + 1)
+        sources = ((m.depth, m.path, self.edges(m).outgoing) for m in self.last_round)
+        meta, ids = split_edges(self.frontier.follow(sources))
+        return HopPlan(self.depth + 1, meta, ids)
 
     async def step(self, plan: HopPlan, hop: HopStats) -> None:
         """Read `plan`'s edges (metadata edges as one `amatching` burst and id edges as one
         `aget`, both in flight together) and add the new members at `plan.depth`."""
-        self.followed.update(plan.source)
-        hop.edges += len(plan.source)
-        meta_hits: list[list[Hit]] = []
-        id_hits: list[Hit] = []
-
-        async def read_meta() -> None:
-            nonlocal meta_hits
-            meta_hits = await self.walk.amatching(plan.meta, limit=self.limit)
-
-        async def read_ids() -> None:
-            nonlocal id_hits
-            id_hits = await self.walk.aget([e.id for e in plan.ids])
-
-        calls: list[Callable[[], Awaitable[None]]] = []
-        if plan.meta:
-            hop.queries["match"] = hop.queries.get("match", 0) + len(plan.meta)
-            calls.append(read_meta)
-        if plan.ids:
-            hop.queries["get"] += 1
-            calls.append(read_ids)
-        await gather(calls)
-        best: dict[str, tuple[int, Edge, Hit]] = {}
-        for edge, hits in zip(plan.meta, meta_hits, strict=True):
+        hop.edges += len(plan.meta) + len(plan.ids)
+        results = await read_edges(
+            hop,
+            plan.meta,
+            plan.ids,
+            kind="match",
+            read_meta=functools.partial(self.walk.amatching, limit=self.limit),
+            get=self.walk.aget,
+        )
+        via: dict[str, list[tuple[Edge, Hit]]] = {}
+        for edge, hits in results.items():  # metadata edges first, then id edges
             hop.rows += len(hits)
-            self._truncated = self._truncated or len(hits) >= self.limit
+            if isinstance(edge, MetadataEdge) and len(hits) >= self.limit:
+                self._truncated = True
             for hit in hits:
-                self._credit(best, plan, edge, hit)
-        by_id = {hit.id: hit for hit in id_hits}
-        hop.rows += len(id_hits)
-        for id_edge in plan.ids:
-            target = by_id.get(id_edge.id)
-            if target is not None:
-                self._credit(best, plan, id_edge, target)
+                if hit.id not in self.members:
+                    via.setdefault(hit.id, []).append((edge, hit))
         new: list[Member] = []
-        for doc_id in sorted(best):
-            _, via, found = best[doc_id]
-            member = Member(found, plan.depth, plan.source[via].extend(via, doc_id))
+        for doc_id in sorted(via):
+            found = dict(via[doc_id])
+            lead = self.frontier.leading_edge(found)
+            assert lead is not None  # every edge read was followed
+            member = Member(found[lead], plan.depth, self.frontier.path_to(lead, doc_id))
             self.members[doc_id] = member
             new.append(member)
         self._close_round(new, hop)
         self._check(len(self.members), plan.depth)
 
-    def _credit(
-        self, best: dict[str, tuple[int, Edge, Hit]], plan: HopPlan, edge: Edge, hit: Hit
-    ) -> None:
-        """Note that `edge` reached `hit`'s document, keeping the first edge in credit order."""
-        if hit.id in self.members:
-            return
-        order = plan.order[edge]
-        seen = best.get(hit.id)
-        if seen is None or order < seen[0]:
-            best[hit.id] = (order, edge, hit)
-
     # -- helpers ----------------------------------------------------------------------------
 
     def _close_round(self, new: list[Member], hop: HopStats) -> None:
         self.per_depth.append(len(new))
-        self.frontier = new
+        self.last_round = new
         hop.notes["scope_new"] = hop.notes.get("scope_new", 0) + len(new)
         hop.notes["scope_size"] = len(self.members)
 
-    def _edges(self, member: Member) -> Edges:
-        """The member's edges, from the scope's edge function (computed once)."""
-        edges = self.edges_of.get(member.id)
-        if edges is None:
-            doc: Document = member.hit.document
-            edges = self.scope.edge_fn(doc)
-            if not isinstance(edges, Edges):
-                raise invalid(
-                    f"the edge function's result for document {doc.id!r}",
-                    edges,
-                    "an Edges(incoming=frozenset, outgoing=frozenset)",
-                )
-            self.edges_of[member.id] = edges
-        return edges
-
     def edges(self, member: Member) -> Edges:
-        """The member's edges (for the nodes a search returns)."""
-        return self._edges(member)
+        """The member's edges, from the scope's edge function (computed once)."""
+        return self.frontier.edges_of(member.hit.document)
 
     def _check(self, reached: int, depth: int) -> None:
         """Raise `ScopeTooLargeError` when `reached` documents exceed the scope's bound."""

@@ -4,8 +4,10 @@ concurrently, turns hits into nodes with depth and path, and streams what the st
 `astream` is the implementation; `atraverse` collects it and `traverse` runs `atraverse` on an
 event loop (`hoprag.sync.run_sync`). A run prepares its query once (`Store.aprepare`), and
 each hop reads top to bottom: the new edges of the chosen nodes (`_new_edges`), what to ask
-(`_plan`), asking it (`_ask`), merging and ranking (`_merge`), and new nodes with their
-shortest paths (`_to_nodes`)."""
+(`_plan`), asking it (`_ask`, one round: `hoprag.rounds`), merging and ranking (`_merge`),
+and new nodes with their shortest paths (`_to_nodes`). Which edges were followed from where,
+and which of them a new node is credited to, is the run's `hoprag.frontier.Frontier`, shared
+with the scope expansion."""
 
 from __future__ import annotations
 
@@ -26,13 +28,13 @@ from hoprag.edges import (
     EdgeSpec,
     IdEdge,
     MetadataEdge,
-    edge_sort_key,
     parse_edges,
 )
 from hoprag.embeddings.base import aembed_query
 from hoprag.errors import TraversalTimeoutError, invalid
 from hoprag.filters import Filter
-from hoprag.rounds import gather
+from hoprag.frontier import Frontier, split_edges
+from hoprag.rounds import gather, open_round, read_edges
 from hoprag.scope_ranking import scoped_hits
 from hoprag.scopes import Scope
 from hoprag.speculation import Speculation, check_speculation, plan_for
@@ -52,18 +54,6 @@ LEXICAL_SCORE_DEPTH = 60
 admitted (`stats.partial`)."""
 
 EdgesArg = Iterable[EdgeSpec] | EdgeFunction
-
-
-class _Followed:
-    """A followed edge: its depth (1 + the depth of the node it was followed from) and that
-    node's path."""
-
-    __slots__ = ("depth", "order", "source_path")
-
-    def __init__(self, depth: int, source_path: Path, order: int) -> None:
-        self.depth = depth
-        self.source_path = source_path
-        self.order = order
 
 
 class TraversalStream:
@@ -138,11 +128,12 @@ class _Run:
         self.strategy = strategy
         self.stats = stats
         self.discovered: set[str] = set()
-        self.followed: dict[Edge, _Followed] = {}
+        self.frontier = Frontier(edge_fn)
+        self.followed = self.frontier.followed
         # Edges asked ahead and their results, kept until those edges are really followed.
         self.speculation = Speculation(plan_for(speculation, None), stats.speculation)
         self._speculation_arg = speculation
-        self._edges_cache: dict[str, Edges] = {}
+        self._edges_of = self.frontier.edges_of
         # The start search (`k=`): the prepared query's, or the best of a scope's members.
         self.start_search: Callable[..., Awaitable[list[Hit]]] = query.asearch
 
@@ -159,22 +150,6 @@ class _Run:
             outgoing_edges=edges.outgoing,
             path=path,
         )
-
-    def _edges_of(self, doc: Document) -> Edges:
-        """The document's edges, from the edge function (which must return `Edges`); computed
-        once per document and run."""
-        edges = self._edges_cache.get(doc.id)
-        if edges is not None:
-            return edges
-        edges = self.edge_fn(doc)
-        if not isinstance(edges, Edges):
-            raise invalid(
-                f"the edge function's result for document {doc.id!r}",
-                edges,
-                "an Edges(incoming=frozenset, outgoing=frozenset)",
-            )
-        self._edges_cache[doc.id] = edges
-        return edges
 
     # -- hop 0 ------------------------------------------------------------------------------
 
@@ -235,33 +210,22 @@ class _Run:
     def _new_edges(self, sources: Sequence[Node]) -> list[Edge]:
         """The edges of this hop's sources not followed before, each with the smallest depth
         at which it is reached."""
-        new: dict[Edge, _Followed] = {}
-        for node in sources:
-            for edge in sorted(self.state.edges_to_follow(node), key=edge_sort_key):
-                if edge in self.followed:
-                    continue
-                depth = node.depth + 1
-                seen = new.get(edge)
-                if seen is None or depth < seen.depth:
-                    new[edge] = _Followed(depth, node.path, len(self.followed) + len(new))
-        self.followed.update(new)
-        return list(new)
+        edges_to_follow = self.state.edges_to_follow
+        return self.frontier.follow((n.depth, n.path, edges_to_follow(n)) for n in sources)
 
     def _provisional(self, hit: Hit) -> Node | None:
         """The node a hit in hand would become if a hop reached it now (None: no followed
         edge leads to it)."""
         edges = self._edges_of(hit.document)
-        edge = self._leading_edge([], edges.incoming)
+        edge = self.frontier.leading_edge((), edges.incoming)
         if edge is None:
             return None
-        return self._node(hit, self.followed[edge].source_path.extend(edge, hit.id), edges)
+        return self._node(hit, self.frontier.path_to(edge, hit.id), edges)
 
     def _plan(self, edges: list[Edge]) -> _Ask:
         """What to ask for `edges`: results fetched ahead are taken, the rest is asked together
         with the speculative edges (never on a round trip of their own)."""
-        for e in edges:
-            if not isinstance(e, MetadataEdge | IdEdge):
-                raise invalid("an edge", e, "a MetadataEdge or IdEdge (from the edge function)")
+        split_edges(edges)  # each edge is one of the two kinds
         spec = self.speculation
         cached = spec.take(edges)
         todo = [e for e in edges if e not in cached]
@@ -270,32 +234,20 @@ class _Run:
             if todo
             else []
         )
-        asked = [*todo, *speculative]
-        meta = [e for e in asked if isinstance(e, MetadataEdge)]
-        ids = [e for e in asked if isinstance(e, IdEdge)]
+        meta, ids = split_edges([*todo, *speculative])
         return _Ask(cached, meta, ids, speculative)
 
     async def _ask(self, ask: _Ask, hop: HopStats) -> dict[Edge, list[Hit]]:
-        """Every edge's targets: the metadata edges as one batch and the id edges as one read,
-        both in flight together."""
-        k = self.strategy.adjacent_k
-        calls: list[Callable[[], Awaitable[Any]]] = []
-        if ask.meta:
-            hop.queries["adjacent"] += len(ask.meta)
-            calls.append(functools.partial(self.query.aadjacent_many, ask.meta, k=k))
-        if ask.ids:
-            hop.queries["get"] += 1
-            calls.append(functools.partial(self.query.aget, [e.id for e in ask.ids]))
-        answers = await gather(calls)
-        results: dict[Edge, list[Hit]] = dict(ask.cached)
-        if ask.meta:
-            results.update(zip(ask.meta, answers[0], strict=True))
-        if ask.ids:
-            by_id = {hit.id: hit for hit in answers[-1]}
-            for e in ask.ids:
-                hit = by_id.get(e.id)
-                results[e] = [hit] if hit is not None else []
-        return results
+        """Every edge's targets: those fetched ahead, and the rest read in this round."""
+        read = await read_edges(
+            hop,
+            ask.meta,
+            ask.ids,
+            kind="adjacent",
+            read_meta=functools.partial(self.query.aadjacent_many, k=self.strategy.adjacent_k),
+            get=self.query.aget,
+        )
+        return {**ask.cached, **read}
 
     def _keep_speculative(self, ask: _Ask, results: dict[Edge, list[Hit]], hop: HopStats) -> None:
         """Store the speculative edges' results for later hops, remember the hits in hand,
@@ -341,22 +293,6 @@ class _Run:
         self._keep_speculative(ask, results, hop)
         return self._merge(edges, results, hop)
 
-    def _leading_edge(self, via: list[Edge], incoming: frozenset[Edge]) -> Edge | None:
-        """Of the followed edges that lead to a document (those that returned it, and any
-        other followed edge among its incoming ones), the one reached first at least depth."""
-        followed = self.followed
-        # Look up whichever side is smaller (a hub document can have thousands of edges).
-        if len(followed) < len(incoming):
-            leading: Iterable[Edge] = [e for e in followed if e in incoming]
-        else:
-            leading = incoming
-        best: tuple[int, int, Edge] | None = None
-        for edge in (*via, *leading):
-            f = followed.get(edge)
-            if f is not None and (best is None or (f.depth, f.order) < best[:2]):
-                best = (f.depth, f.order, edge)
-        return None if best is None else best[2]
-
     def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
         """New nodes for the entries not discovered before, each with its shortest path."""
         nodes: list[Node] = []
@@ -366,10 +302,9 @@ class _Run:
             doc = hit.document  # decoded only now, for a new node
             self.discovered.add(doc.id)
             edges = self._edges_of(doc)
-            edge = self._leading_edge(via, edges.incoming)
+            edge = self.frontier.leading_edge(via, edges.incoming)
             assert edge is not None  # `via` edges are always followed
-            path = self.followed[edge].source_path.extend(edge, doc.id)
-            nodes.append(self._node(hit, path, edges))
+            nodes.append(self._node(hit, self.frontier.path_to(edge, doc.id), edges))
         return nodes
 
     # -- the loop ---------------------------------------------------------------------------
@@ -387,8 +322,8 @@ class _Run:
     async def _next_hop(self) -> list[Node]:
         """Expand the nodes the strategy chose: their new edges' targets as new nodes."""
         sources = self.state.tracker.pop_to_traverse()
-        hop = HopStats(depth=len(self.stats.hops), traversed=len(sources))
-        self.stats.hops.append(hop)
+        hop = open_round(self.stats)
+        hop.traversed = len(sources)
         edges = self._new_edges(sources)
         hop.edges = len(edges)
         return self._to_nodes(await self._fetch(edges, hop)) if edges else []
@@ -399,8 +334,7 @@ class _Run:
         t0 = t_hop = time.perf_counter()
         tracker = self.state.tracker
         emitted = 0
-        self.stats.hops.append(HopStats(depth=0))
-        nodes = await deadline.step(self.start, self.stats.hops[0], root_ids)
+        nodes = await deadline.step(self.start, open_round(self.stats), root_ids)
         while True:
             self._close_hop(self.stats.hops[-1], nodes, emitted, t_hop)
             self.stats.seconds = time.perf_counter() - t0

@@ -96,6 +96,15 @@ def test_the_round_clients_run_their_reads_through_the_round_helpers(client: str
     assert "anyio.create_task_group" not in (SRC / client).read_text()
 
 
+@pytest.mark.parametrize("client", ["traversal.py", "scope_expansion.py"])
+def test_the_traversal_and_the_scope_expansion_credit_through_one_frontier(client: str) -> None:
+    """Both hop loops follow edges and build paths with `hoprag.frontier.Frontier`; neither
+    keeps its own record of followed edges."""
+    text = (SRC / client).read_text()
+    assert "hoprag.frontier.Frontier" in _imported(SRC / client)
+    assert "source_path" not in text and ".extend(" not in text
+
+
 MAX_CLASS_LINES = 400
 """The longest a class in src/ may be (issue #27); none needs an exception today."""
 
