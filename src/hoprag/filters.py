@@ -509,9 +509,13 @@ def compile_filter(filter: Any) -> CompiledFilter:
     (`hoprag.validation.check_field`: `"$id"` is refused), values are in the metadata type
     model, operators and their operands as described above; anything else raises
     `InvalidInputError` naming the place (`filter['year']['$gte']`), the bad value and what is
-    allowed. A filter expanding to more than `MAX_BRANCHES` branches is refused."""
+    allowed. A filter expanding to more than `MAX_BRANCHES` branches is refused. A
+    `CompiledFilter` (checked already) is returned as it is, so a caller that checked a filter
+    at its entry hands the result on and the stores do not check it again."""
     if filter is None:
         return MATCH_ALL
+    if isinstance(filter, CompiledFilter):
+        return filter
     if not isinstance(filter, Mapping):
         raise invalid("filter", filter, "a mapping of field name to value, or None")
     tree = _mapping(filter, "filter", 0)

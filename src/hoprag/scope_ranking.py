@@ -42,7 +42,14 @@ from hoprag.stats import HopStats, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.validation import check_field
 
-__all__ = ["PLANS", "PUSHDOWN_MAX_K", "check_order_by", "order_hits", "scoped_hits"]
+__all__ = [
+    "PLANS",
+    "PUSHDOWN_MAX_K",
+    "check_order_by",
+    "order_hits",
+    "scope_start_hits",
+    "scoped_hits",
+]
 
 PLANS = ("auto", "exact", "pushdown")
 """The ranking plans a scoped search can be asked for (see the module docstring)."""
@@ -171,9 +178,9 @@ async def _prepare_walk(
     )
     walk.limiter = rank.limiter
     anchors = None
-    if scope.start is not None:
+    if scope.compiled_start is not None:
         anchors = await store.aprepare(
-            vector, scope.start, include_embeddings=False, max_concurrency=max_concurrency
+            vector, scope.compiled_start, include_embeddings=False, max_concurrency=max_concurrency
         )
         anchors.limiter = rank.limiter
     return Expansion(scope, walk, anchors)
@@ -283,3 +290,27 @@ def _members_ranked(
     return [
         m.hit for m in members.values() if flt.matches_all or matches(flt, m.hit.document.metadata)
     ]
+
+
+async def scope_start_hits(
+    store: Store,
+    scope: Scope,
+    prepared: PreparedQuery,
+    stats: TraversalStats,
+    max_concurrency: int,
+    *,
+    k: int,
+) -> list[Hit]:
+    """A scope as a traversal's start source: the best `k` members that pass the run's filter,
+    read through the run's `prepared` query; the scope's rounds are noted on the traversal's
+    hop 0 (`scope_rounds`, `scope_size`, `scope_queries`)."""
+    inner = TraversalStats()
+    found, _ = await scoped_hits(
+        store, scope, prepared, k=k, stats=inner, max_concurrency=max_concurrency
+    )
+    notes = stats.hops[0].notes
+    notes["scope_rounds"] = inner.rounds
+    notes["scope_size"] = inner.scope_size or 0
+    notes["scope_queries"] = inner.total_queries
+    stats.filters.update((k, v) for k, v in inner.filters.items() if k != "filter")
+    return [hit for hit, _ in found]

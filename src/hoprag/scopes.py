@@ -16,7 +16,7 @@ from typing import Any
 
 from hoprag.edges import EdgeFunction, EdgeSpec, MetadataEdgeFunction, parse_edges
 from hoprag.errors import InvalidInputError, invalid
-from hoprag.filters import Filter, check_complete_read, compile_filter
+from hoprag.filters import CompiledFilter, Filter, check_complete_read, compile_filter
 from hoprag.validation import check_ids, check_int
 
 __all__ = [
@@ -62,6 +62,10 @@ class Scope:
     max_depth: int = 1
     max_size: int = DEFAULT_MAX_SIZE
     edge_fn: EdgeFunction = field(init=False, repr=False, compare=False)
+    compiled_start: CompiledFilter | None = field(
+        init=False, repr=False, compare=False, default=None
+    )
+    """`start`, checked and compiled (None for an ids scope)."""
 
     def __post_init__(self) -> None:
         _set = object.__setattr__
@@ -84,10 +88,12 @@ class Scope:
                     "a non-empty filter mapping, e.g. {'cast': 'Meryl Streep'}",
                     hint="an empty filter would anchor the scope on every document",
                 )
-            # checked now (and that its anchors can be read from an index), compiled again by
-            # each store
-            check_complete_read(compile_filter(self.start), "Scope start", self.start)
+            # checked now (and that its anchors can be read from an index); the stores take
+            # the compiled filter as it is
+            compiled = compile_filter(self.start)
+            check_complete_read(compiled, "Scope start", self.start)
             _set(self, "start", dict(self.start))
+            _set(self, "compiled_start", compiled)
         else:
             _set(self, "ids", tuple(check_ids(ids, what="Scope ids")))
         depth = check_int("Scope max_depth", self.max_depth, minimum=0, maximum=MAX_SCOPE_DEPTH)

@@ -19,7 +19,7 @@ from typing import Any
 
 from hoprag.documents import Node, Path
 from hoprag.edges import Edges
-from hoprag.embeddings.base import aembed_query
+from hoprag.embeddings.base import aembed_query_vector
 from hoprag.errors import invalid
 from hoprag.filters import Filter, check_complete_read
 from hoprag.rounds import open_round
@@ -29,7 +29,7 @@ from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
 from hoprag.stats import TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, Store
 from hoprag.sync import run_sync
-from hoprag.validation import check_int
+from hoprag.validation import check_int, checked_vector
 
 __all__ = ["PLANS", "PUSHDOWN_MAX_K", "asearch", "scoped_hits", "search"]
 
@@ -99,9 +99,11 @@ async def asearch(
     `max_concurrency` store queries are in flight."""
     k, order = _check_args(query, k, scope, order_by, query_embedding, plan)
     check_int("max_concurrency", max_concurrency, minimum=1)
-    emb: Sequence[float] | None = query_embedding
-    if emb is None and query is not None:
-        emb = await aembed_query(store.embedding, query)
+    emb: Sequence[float] | None = None
+    if query_embedding is not None:  # checked once, here; the stores check its dimension
+        emb = checked_vector(query_embedding, what="query embedding")
+    elif query is not None:
+        emb = await aembed_query_vector(store.embedding, query)
     stats = TraversalStats()
     t0 = time.perf_counter()
     rank = await store.aprepare(

@@ -30,12 +30,12 @@ from hoprag.edges import (
     MetadataEdge,
     parse_edges,
 )
-from hoprag.embeddings.base import aembed_query
+from hoprag.embeddings.base import aembed_query_vector
 from hoprag.errors import TraversalTimeoutError, invalid
 from hoprag.filters import Filter
 from hoprag.frontier import Frontier, split_edges
 from hoprag.rounds import gather, open_round, read_edges
-from hoprag.scope_ranking import scoped_hits
+from hoprag.scope_ranking import scope_start_hits
 from hoprag.scopes import Scope
 from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
@@ -382,29 +382,6 @@ def _score_of(entry: tuple[Hit, list[Edge]]) -> float:
     return score if score is not None else float("-inf")
 
 
-async def _scoped_start(
-    store: Store,
-    scope: Scope,
-    prepared: PreparedQuery,
-    stats: TraversalStats,
-    max_concurrency: int,
-    *,
-    k: int,
-) -> list[Hit]:
-    """The traversal's start hits with a scope: the best `k` members that pass the filter,
-    read through the run's prepared query; the scope's rounds are noted on hop 0."""
-    inner = TraversalStats()
-    found, _ = await scoped_hits(
-        store, scope, prepared, k=k, stats=inner, max_concurrency=max_concurrency
-    )
-    notes = stats.hops[0].notes
-    notes["scope_rounds"] = inner.rounds
-    notes["scope_size"] = inner.scope_size or 0
-    notes["scope_queries"] = inner.total_queries
-    stats.filters.update((k, v) for k, v in inner.filters.items() if k != "filter")
-    return [hit for hit, _ in found]
-
-
 def _check_args(
     query: str | None,
     strategy: Any,
@@ -449,10 +426,11 @@ async def _prepare(
     strategy: Strategy,
     max_concurrency: int,
 ) -> PreparedQuery:
-    """The run's prepared query (the query text embedded first when no vector is given)."""
-    emb = query_embedding
+    """The run's prepared query (the query text embedded first when no vector is given; an
+    embedded vector is checked once, by the embedding step, not again by the store)."""
+    emb: Sequence[float] | None = query_embedding
     if emb is None:
-        emb = await aembed_query(store.embedding, query)  # type: ignore[arg-type]
+        emb = await aembed_query_vector(store.embedding, query)  # type: ignore[arg-type]
     return await store.aprepare(
         emb, filter, include_embeddings=strategy.needs_embeddings, max_concurrency=max_concurrency
     )
@@ -525,7 +503,7 @@ def astream(
             )
             if scope is not None:
                 run.start_search = functools.partial(
-                    _scoped_start, store, scope, prepared, stats, max_concurrency
+                    scope_start_hits, store, scope, prepared, stats, max_concurrency
                 )
             agen = run.run(root_ids, deadline)
             try:

@@ -5,8 +5,8 @@ error from every store. None of them does I/O."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,12 +57,63 @@ def check_k(k: Any, *, maximum: int | None = None, what: str = "k") -> int:
     return check_int(what, k, minimum=0, maximum=maximum)
 
 
+class CheckedVector(Sequence[float]):
+    """A vector that `check_vector` accepted, kept as its read-only float64 `array`. Given one,
+    `check_vector` checks only its dimension, so a query vector checked at a call's entry is
+    not checked again by every query a store prepares for that call (a scoped search prepares
+    up to three). Make one with `checked_vector`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: NDArray[np.float64]) -> None:
+        array.flags.writeable = False
+        self.array = array
+
+    def __len__(self) -> int:
+        return int(self.array.shape[0])
+
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[float]: ...
+    def __getitem__(self, i: int | slice) -> float | list[float]:
+        if isinstance(i, slice):
+            out: list[float] = self.array[i].tolist()
+            return out
+        return float(self.array[i])
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.array.tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CheckedVector):
+            return bool(np.array_equal(self.array, other.array))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CheckedVector(<{len(self)} floats>)"
+
+
+def checked_vector(vec: Any, *, what: str) -> CheckedVector:
+    """`vec` checked as `check_vector` checks it (any dimension), as a `CheckedVector`; one
+    already checked is returned as it is."""
+    if isinstance(vec, CheckedVector):
+        return vec
+    return CheckedVector(check_vector(vec, what=what))
+
+
 def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArray[np.float64]:
     """`vec` as a new one-dimensional float64 array (a copy: changing `vec` later changes
     nothing), of length `dimension` when given, finite, within float32's range and with a
     Euclidean norm in `MIN_NORM..MAX_NORM` (outside it, cosine similarity in float32, as
-    Cassandra computes it, underflows to 0 or overflows: a zero vector is refused too)."""
+    Cassandra computes it, underflows to 0 or overflows: a zero vector is refused too). A
+    `CheckedVector` is checked for its dimension only, and its (read-only) array returned."""
     allowed = f"a sequence of {dimension or 'N'} finite floats, not all zero"
+    if isinstance(vec, CheckedVector):
+        _check_dimension(vec.array, dimension, what)
+        return vec.array
     if vec is None or isinstance(vec, str | bytes | Mapping):
         raise invalid(what, vec, allowed)
     try:
@@ -71,14 +122,7 @@ def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArra
         raise invalid(what, vec, allowed) from None
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise invalid(what, vec, allowed)
-    if dimension is not None and arr.shape[0] != dimension:
-        raise InvalidInputError(
-            f"{what} has dimension {arr.shape[0]}, but the store holds vectors of dimension "
-            f"{dimension}",
-            argument=what,
-            value=f"<vector of {arr.shape[0]}>",
-            allowed=f"{dimension} floats",
-        )
+    _check_dimension(arr, dimension, what)
     if not np.isfinite(arr).all():
         raise InvalidInputError(
             f"{what} contains NaN or infinity", argument=what, allowed="finite floats"
@@ -106,6 +150,17 @@ def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArra
             allowed=f"a vector with norm in {MIN_NORM:g}..{MAX_NORM:g}",
         )
     return arr
+
+
+def _check_dimension(arr: NDArray[np.float64], dimension: int | None, what: str) -> None:
+    if dimension is not None and arr.shape[0] != dimension:
+        raise InvalidInputError(
+            f"{what} has dimension {arr.shape[0]}, but the store holds vectors of dimension "
+            f"{dimension}",
+            argument=what,
+            value=f"<vector of {arr.shape[0]}>",
+            allowed=f"{dimension} floats",
+        )
 
 
 def check_ids(ids: Any, *, what: str = "ids") -> list[str]:

@@ -13,7 +13,7 @@ from hoprag.strategies import STRATEGIES, Strategy, strategy_by_name
 from hoprag.validation import check_field
 
 if TYPE_CHECKING:
-    pass
+    from hoprag.filters import CompiledFilter
 
 # --- parsing ----------------------------------------------------------------------------------
 
@@ -61,6 +61,13 @@ def parse_filter_arg(items: Sequence[str]) -> dict[str, Any] | None:
     anything else as a string. A field given twice is refused (a document has one value
     there), and the filter is checked as every store checks it (`compile_filter`): NaN, an
     object or a nested list is an error here, before anything connects."""
+    parsed = filter_arg(items)
+    return None if parsed is None else parsed[0]
+
+
+def filter_arg(items: Sequence[str]) -> tuple[dict[str, Any], CompiledFilter] | None:
+    """`parse_filter_arg`'s filter and its compiled form (which a command hands to the library,
+    so that the filter is checked once)."""
     from hoprag.filters import compile_filter
 
     if not items:
@@ -78,10 +85,9 @@ def parse_filter_arg(items: Sequence[str]) -> dict[str, Any] | None:
             )
         out[field] = _filter_value(item, raw)
     try:
-        compile_filter(out)
+        return out, compile_filter(out)
     except InvalidInputError as exc:
         raise CliError(f"--filter: {exc}", 2) from None
-    return out
 
 
 # Options that apply to one strategy only: (attribute, flag, strategy).

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hoprag.cli.common import CliError, clip, make_embedding, open_session
-from hoprag.cli.options import make_strategy, parse_edges_arg, parse_filter_arg
+from hoprag.cli.options import filter_arg, make_strategy, parse_edges_arg
 from hoprag.documents import Node
 from hoprag.strategies import Strategy
 from hoprag.sync import run_sync
@@ -187,7 +187,8 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     args.keyspace = check_name(args.keyspace, what="keyspace")
     args.table = check_name(args.table, what="table")
     edges = parse_edges(parse_edges_arg(args.edges))
-    flt = parse_filter_arg(args.filter)
+    parsed = filter_arg(args.filter)
+    flt = None if parsed is None else parsed[1]  # compiled: checked once
     if args.root is not None:
         args.root = check_ids(args.root, what="--root")
     strategy = make_strategy(args)

@@ -37,11 +37,20 @@ def check_vector(
 
 def embed_query(embedding: Any, text: str) -> list[float]:
     """Embed one query text with a callable or a LangChain `Embeddings`."""
+    out: list[float] = embed_query_vector(embedding, text).array.tolist()
+    return out
+
+
+def embed_query_vector(embedding: Any, text: str) -> validation.CheckedVector:
+    """`embed_query`'s vector as a `hoprag.validation.CheckedVector` (so that the stores do
+    not check it again)."""
     if isinstance(embedding, EmbeddingsLike):
-        return check_vector(embedding.embed_query(text), what="query embedding")
-    if callable(embedding):
-        return check_vector(embedding(text), what="query embedding")
-    raise invalid("embedding", embedding, "a callable str -> vector or a LangChain Embeddings")
+        raw = embedding.embed_query(text)
+    elif callable(embedding):
+        raw = embedding(text)
+    else:
+        raise invalid("embedding", embedding, "a callable str -> vector or a LangChain Embeddings")
+    return validation.checked_vector(raw, what="query embedding")
 
 
 def embed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:
@@ -62,10 +71,16 @@ def embed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:
 async def aembed_query(embedding: Any, text: str) -> list[float]:
     """Async `embed_query`: uses the model's own `aembed_query` when it has one, else runs the
     sync call in a worker thread so the event loop is not blocked."""
+    out: list[float] = (await aembed_query_vector(embedding, text)).array.tolist()
+    return out
+
+
+async def aembed_query_vector(embedding: Any, text: str) -> validation.CheckedVector:
+    """`aembed_query`'s vector as a `hoprag.validation.CheckedVector`."""
     native = getattr(embedding, "aembed_query", None)
     if native is not None:
-        return check_vector(await native(text), what="query embedding")
-    return await anyio.to_thread.run_sync(embed_query, embedding, text)
+        return validation.checked_vector(await native(text), what="query embedding")
+    return await anyio.to_thread.run_sync(embed_query_vector, embedding, text)
 
 
 async def aembed_documents(embedding: Any, texts: list[str]) -> list[list[float]]:

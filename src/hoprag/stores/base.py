@@ -174,13 +174,16 @@ class Store(Protocol):
     async def aprepare(
         self,
         embedding: Sequence[float] | None,
-        filter: Filter | None = None,
+        filter: Filter | CompiledFilter | None = None,
         *,
         include_embeddings: bool = True,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     ) -> PreparedQuery:
         """Check `embedding` (dimension, finite, non-zero) and compile `filter` once, raising
-        `InvalidInputError` for bad input; the result serves every call of one run."""
+        `InvalidInputError` for bad input; the result serves every call of one run. A
+        `hoprag.validation.CheckedVector` is checked for its dimension only and a
+        `CompiledFilter` is taken as compiled (`compile_filter` returns it), so a caller that
+        checked them at its entry does not pay for the checks again."""
         ...
 
     async def aadd(self, documents: Iterable[Document]) -> None:

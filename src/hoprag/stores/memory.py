@@ -259,7 +259,7 @@ class MemoryStore(Store):
     async def aprepare(
         self,
         embedding: Sequence[float] | None,
-        filter: Filter | None = None,
+        filter: Filter | CompiledFilter | None = None,
         *,
         include_embeddings: bool = True,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
@@ -276,7 +276,7 @@ class MemoryStore(Store):
     def prepare(
         self,
         embedding: Sequence[float] | None,
-        filter: Filter | None = None,
+        filter: Filter | CompiledFilter | None = None,
         *,
         include_embeddings: bool = True,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,

@@ -72,7 +72,7 @@ def is_timeout(exc: BaseException | None) -> bool:
 
 
 PING = "SELECT key FROM system.local"
-"""The read `Executor.round_trip` times."""
+"""The read `Executor.around_trip` times."""
 PINGS = 16
 ROUND_TRIP_MAX_AGE = 600.0
 PING_INTERVAL = 1.0
@@ -96,7 +96,7 @@ class Executor:
         self._consistency = config.write_consistency
         self._fast = config.fast_vectors
         self._pings: deque[tuple[float, float]] = deque(maxlen=PINGS)
-        """(seconds, when) of the last pings (`round_trip`)."""
+        """(seconds, when) of the last pings (`around_trip`)."""
         self._pinged_at = -math.inf
 
     # -- set-up (blocking) -------------------------------------------------------------------
@@ -186,7 +186,7 @@ class Executor:
         burst = _Burst(self, calls, stmts, f"{operation} on {self.fq}", limiter, priority)
         return await burst.run()
 
-    async def round_trip(self) -> float | None:
+    async def around_trip(self) -> float | None:
         """The link's round trip in seconds: the fastest of the last `PINGS` reads of
         `system.local` (a key read the node answers from memory) sent in the last
         `ROUND_TRIP_MAX_AGE` seconds. A call sends one more unless one was sent in the last

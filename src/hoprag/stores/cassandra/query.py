@@ -145,9 +145,9 @@ class CassandraQuery(PreparedQuery):
         self._texts: dict[tuple[str, ...], str] = {}
 
     async def around_trip(self) -> float | None:
-        """The store's link round trip in seconds (`Executor.round_trip`: the fastest recent
+        """The store's link round trip in seconds (`Executor.around_trip`: the fastest recent
         ping, one sent at most once a second per store)."""
-        return await self._executor.round_trip()
+        return await self._executor.around_trip()
 
     @property
     def filter_plan(self) -> FilterPlan:

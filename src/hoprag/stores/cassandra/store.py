@@ -34,7 +34,7 @@ import anyio.to_thread
 from hoprag.documents import Document
 from hoprag.embeddings.base import embed_query
 from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
-from hoprag.filters import Filter, compile_filter
+from hoprag.filters import CompiledFilter, Filter, compile_filter
 from hoprag.resolve import (
     Candidate,
     check_resolve,
@@ -292,7 +292,7 @@ class CassandraStore(Store):
     async def aprepare(
         self,
         embedding: Sequence[float] | None,
-        filter: Filter | None = None,
+        filter: Filter | CompiledFilter | None = None,
         *,
         include_embeddings: bool = True,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
