@@ -489,7 +489,17 @@ def _thaw(value: Any) -> Any:
 
 
 class CassioLayout(Layout):
-    """A LangChain `Cassandra` / cassio `MetadataVectorCassandraTable` table."""
+    """A LangChain `Cassandra` / cassio `MetadataVectorCassandraTable` table (`row_id,
+    body_blob, vector, attributes_blob, metadata_s`).
+
+    Metadata comes back as LangChain reads it: `attributes_blob` JSON merged with
+    `metadata_s`, whose values cassio stored as strings (an int 1 as "1.0", True as "true").
+    Lists shredded by langchain-graph-retriever's `ShreddingTransformer` (`field→json` keys
+    with value "§" and a `__shredded_keys` entry) are restored into lists, as
+    `ShreddingTransformer.restore_documents` does. Edges and filters on the `list_fields`
+    query the shredded keys (`metadata_s['field→"v"'] = '§'`); other fields query
+    `metadata_s[field] = cassio's string of the value`. Rows are written in the same format,
+    shredding every list."""
 
     id_col = "row_id"
     vector_col = "vector"

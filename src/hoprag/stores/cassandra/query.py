@@ -64,7 +64,7 @@ from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.guards import MAX_K
 from hoprag.stores.cassandra.layouts import Clause, Layout
 from hoprag.stores.cassandra.vectors import PackedVector
-from hoprag.validation import check_ids, check_int, check_k
+from hoprag.validation import check_ids, check_int, check_k, check_vector
 
 GET_CHUNK = 100
 """Ids per `IN` read."""
@@ -115,6 +115,32 @@ class CassandraQuery(PreparedQuery):
     `branch_queries` is the number of queries each vector search or edge sends (one per
     filter branch pushed down), `post_filter` the operators checked after the read (`$nin`
     counts as `$ne`)."""
+
+    @classmethod
+    def checked(
+        cls,
+        executor: Executor,
+        layout: Layout,
+        embedding: Sequence[float] | None,
+        compiled: CompiledFilter,
+        *,
+        dimension: int | None,
+        include_embeddings: bool,
+        max_concurrency: int,
+        overquery: int,
+    ) -> CassandraQuery:
+        """A run's query on a set-up table: `compiled` refused when it holds what the table
+        cannot answer exactly (ranges on undeclared fields, anything but equality on a cassio
+        table), `embedding` checked against the table's `dimension` and packed."""
+        layout.check_filter(compiled)
+        vector = None
+        if embedding is not None:
+            arr = check_vector(embedding, dimension=dimension, what="query embedding")
+            vector = PackedVector(arr)
+        limiter = anyio.CapacityLimiter(max_concurrency)
+        return cls(
+            executor, layout, vector, compiled, include_embeddings, limiter, overquery=overquery
+        )
 
     def __init__(
         self,

@@ -4,7 +4,9 @@ The store ties its rooms together: its options (`config.CassandraConfig`), its t
 (`layouts.py` for the row format and statements, `schema.setup_table` for set-up), how
 statements run (`executor.Executor`: bursts, retries, the shared in-flight bound, prepared
 statements, error translation) and a run's prepared query (`query.CassandraQuery`, made by
-`aprepare`). This module holds set-up, `aprepare`, writes and closing.
+`aprepare`), opening and closing (`opening.Opening`), writes (`writing.TableWriter`),
+declaring fields (`migration.Migration`) and resolving names (`resolving.py`). This module is
+the public surface over them.
 
 Set-up (connecting, creating the keyspace/table/indexes when missing and waiting until the
 indexes are queryable) is blocking driver work. A store built outside a running event loop does
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
@@ -32,38 +33,30 @@ import anyio
 import anyio.to_thread
 
 from hoprag.documents import Document
-from hoprag.embeddings.base import embed_query
-from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
+from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter, Filter, compile_filter
 from hoprag.resolve import (
     Candidate,
     check_resolve,
 )
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store
-from hoprag.stores.cassandra import declare
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.connection import ConnectionOptions
-from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.fields import (
     FieldSet,
 )
 from hoprag.stores.cassandra.layouts import Layout, layout_for
 from hoprag.stores.cassandra.migration import Migration, check_declaration_args
+from hoprag.stores.cassandra.opening import Opening, check_connection
 from hoprag.stores.cassandra.pages import PageReader
 from hoprag.stores.cassandra.query import CassandraQuery
 from hoprag.stores.cassandra.resolving import resolve_declared
-from hoprag.stores.cassandra.schema import (
-    existing_dimension,
-    open_lexical_index,
-    setup_table,
-)
-from hoprag.stores.cassandra.session import connect, connect_astra
+from hoprag.stores.cassandra.session import connect_astra
 from hoprag.stores.cassandra.values import ValuesCatalogue
-from hoprag.stores.cassandra.vectors import PackedVector
 from hoprag.stores.cassandra.writing import TableWriter
 from hoprag.sync import in_running_loop, run_sync
-from hoprag.validation import check_documents, check_int, check_vector
+from hoprag.validation import check_documents, check_int
 
 __all__ = ["CassandraConfig", "CassandraQuery", "CassandraStore"]
 
@@ -91,23 +84,21 @@ class CassandraStore(Store):
         config: CassandraConfig | None = None,
         **options: Unpack[CassandraOptions],
     ) -> None:
-        if connection is not None and not isinstance(connection, ConnectionOptions):
-            raise invalid("connection", connection, "a ConnectionOptions or None")
-        if connection is not None and session is not None:
-            raise invalid("connection", connection, "None when a session is given")
+        check_connection(connection, session)
         self.embedding = embedding
         self.config = _config(config, keyspace, table, options)
         self.layout: Layout = layout_for(self.config)
         self.dimension: int | None = self.config.dimension
         """The embedding dimension (None until set-up when not configured)."""
         self._executor = Executor(self.config, self.layout.fq)
-        self._session = session
-        self._owns_session = session is None
-        self._contact_points = contact_points
-        self._connection = connection
-        self._ready = False
-        self._closed = False
-        self._setup_lock = threading.Lock()
+        self._opening = Opening(
+            self.config,
+            self.layout,
+            self._executor,
+            session=session,
+            contact_points=contact_points,
+            connection=connection,
+        )
         self._values = ValuesCatalogue(self.config.keyspace, self.config.table)
         self._writer = TableWriter(self)
         if not in_running_loop():
@@ -124,18 +115,11 @@ class CassandraStore(Store):
         **kwargs: Any,
     ) -> CassandraStore:
         """A store over a table written by LangChain's `Cassandra` vector store (cassio's
-        `MetadataVectorCassandraTable`: `row_id, body_blob, vector, attributes_blob,
-        metadata_s`), equivalent to `CassandraStore(..., mode="cassio")`.
-
-        Metadata comes back as LangChain reads it: `attributes_blob` JSON merged with
-        `metadata_s`, whose values cassio stored as strings (an int 1 as "1.0", True as
-        "true"). Lists shredded by langchain-graph-retriever's `ShreddingTransformer`
-        (`field→json` keys with value "§" and a `__shredded_keys` entry) are restored into
-        lists, as `ShreddingTransformer.restore_documents` does. Name those fields in
-        `list_fields` so that edges and filters on them query the shredded keys
-        (`metadata_s['field→"v"'] = '§'`); other fields query `metadata_s[field] = cassio's
-        string of the value`. Only metadata cassio indexed (in `metadata_s`) can be queried.
-        `aadd` writes rows in the same format, shredding every list."""
+        `MetadataVectorCassandraTable`), equivalent to `CassandraStore(..., mode="cassio")`;
+        how its rows read and write is `layouts.CassioLayout`. Name the fields that
+        langchain-graph-retriever's `ShreddingTransformer` shredded in `list_fields`, so that
+        edges and filters on them query the shredded keys. Only metadata cassio indexed (in
+        `metadata_s`) can be queried."""
         return cls(
             embedding,
             keyspace=keyspace,
@@ -157,12 +141,10 @@ class CassandraStore(Store):
         mode: Mode = "hoprag",
         **kwargs: Any,
     ) -> CassandraStore:
-        """A store on Astra DB, over the session `cassio.init(token=token,
-        database_id=database_id, keyspace=keyspace)` makes (`session.connect_astra`). The
-        keyspace must already exist (Astra keyspaces are created in its UI or DevOps API); the
-        table and its indexes are created when missing. Index readiness is not polled (Astra
-        has no `system_views.sai_column_indexes`). The session belongs to cassio and is not
-        closed by `close()`."""
+        """A store on Astra DB, over the session `cassio.init` makes (`session.connect_astra`,
+        which says what it needs). The keyspace must exist; the table and its indexes are
+        created when missing, and their readiness is not polled (Astra has no
+        `system_views.sai_column_indexes`). The session is cassio's: `close()` leaves it."""
         session = connect_astra(token, database_id, keyspace)
         kwargs.setdefault("create_keyspace", False)
         kwargs.setdefault("wait_indexes", False)
@@ -192,7 +174,7 @@ class CassandraStore(Store):
     @property
     def session(self) -> Any:
         """The driver session (None until set-up has connected, when none was given)."""
-        return self._session
+        return self._opening.session
 
     @property
     def executor(self) -> Executor:
@@ -213,62 +195,21 @@ class CassandraStore(Store):
 
     def setup(self) -> None:
         """Connect, create the schema when missing, wait for the indexes (blocking,
-        idempotent, thread-safe). Runs automatically; see the module docstring."""
-        if self._ready:
-            return
-        with self._setup_lock:
-            if self._ready:
-                return
-            if self._closed:
-                raise StoreError("this CassandraStore is closed")
-            try:
-                if self._session is None:
-                    self._session = connect(self._contact_points, connection=self._connection)
-                self._session = self._executor.open(self._session, self._contact_points)
-                existed = (
-                    existing_dimension(self._session, self.layout, self.config.mode) is not None
-                )
-                self.layout.lexical = self.config.lexical and not existed
-                self.dimension = setup_table(self._session, self.layout, self.config, self._probe)
-                if self.config.mode == "hoprag":
-                    self.layout.fields = declare.open_fields(
-                        self._session,
-                        self.layout,
-                        self.config.field_kinds,
-                        created=not existed,
-                        wait=self.config.wait_indexes,
-                    )
-                    self.layout.lexical = open_lexical_index(
-                        self._session, self.layout, wanted=self.config.lexical
-                    )
-            except HopragError:
-                raise
-            except Exception as exc:
-                raise translate(exc, f"setting up {self.layout.fq}") from exc
-            self._executor.start(self._session)
-            self._ready = True
+        idempotent, thread-safe: `opening.Opening`). Runs automatically; see the module
+        docstring."""
+        if not self._opening.ready:
+            dimension = self._opening.setup(self.embedding)
+            if dimension is not None:
+                self.dimension = dimension
 
     async def asetup(self) -> None:
         """`setup()` in a worker thread (at once when already set up)."""
-        if not self._ready:
+        if not self._opening.ready:
             await anyio.to_thread.run_sync(self.setup)
-
-    def _probe(self) -> int:
-        """The length of a probe text's embedding: the dimension of a new table."""
-        try:
-            return len(embed_query(self.embedding, "dimension probe"))
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(
-                f"could not embed a probe text to learn the dimension: {exc}", argument="embedding"
-            ) from exc
 
     def close(self) -> None:
         """Shut down the session if this store opened it (a given session is left alone)."""
-        self._closed = True
-        self._ready = False
-        if self._owns_session and self._session is not None:
-            self._session.cluster.shutdown()
-            self._session = None
+        self._opening.close()
 
     async def aclose(self) -> None:
         """`close()` in a worker thread (cluster shutdown blocks)."""
@@ -304,20 +245,15 @@ class CassandraStore(Store):
         Its queries hold slots of a `max_concurrency` limiter (and of `max_in_flight`)."""
         compiled = compile_filter(filter)
         limit = check_int("max_concurrency", max_concurrency, minimum=1)
-        await self.asetup()
-        # After set-up: a range needs the table's declared fields, which set-up reads.
-        self.layout.check_filter(compiled)
-        vector = None
-        if embedding is not None:
-            arr = check_vector(embedding, dimension=self.dimension, what="query embedding")
-            vector = PackedVector(arr)
-        return CassandraQuery(
+        await self.asetup()  # first: a range needs the declared fields, which set-up reads
+        return CassandraQuery.checked(
             self._executor,
             self.layout,
-            vector,
+            embedding,
             compiled,
-            bool(include_embeddings),
-            anyio.CapacityLimiter(limit),
+            dimension=self.dimension,
+            include_embeddings=bool(include_embeddings),
+            max_concurrency=limit,
             overquery=self.config.ann_overquery,
         )
 
@@ -338,9 +274,7 @@ class CassandraStore(Store):
         they complete. If a write fails mid-way the rows already written stay (re-running the
         same add is safe: upserts are idempotent)."""
         docs = check_documents(documents)
-        window = self.config.max_in_flight
-        if concurrency is not None:
-            window = check_int("concurrency", concurrency, minimum=1)
+        window = self._window(concurrency)
         await self.asetup()
         await self._writer.add(docs, window, progress)
 
@@ -350,7 +284,7 @@ class CassandraStore(Store):
         tables only)."""
         self._hoprag_only("reading the documents page by page")
         await self.asetup()
-        reader = PageReader(self._session, self._executor, self.layout.fq, "id, content, metadata")
+        reader = PageReader(self.session, self._executor, self.layout.fq, "id, content, metadata")
         while (page := await reader.next_page()) is not None:
             yield [Document(i, c or "", json.loads(m) if m else {}) for i, c, m in page]
 
@@ -367,11 +301,15 @@ class CassandraStore(Store):
         in the table nothing is written (InvalidInputError naming it)."""
         self._hoprag_only("updating metadata")
         docs = check_documents(documents)
-        window = self.config.max_in_flight
-        if concurrency is not None:
-            window = check_int("concurrency", concurrency, minimum=1)
+        window = self._window(concurrency)
         await self.asetup()
         await self._writer.update_metadata(docs, window, progress)
+
+    def _window(self, concurrency: int | None) -> int:
+        """Writes in flight: `concurrency`, or `max_in_flight`."""
+        if concurrency is None:
+            return self.config.max_in_flight
+        return check_int("concurrency", concurrency, minimum=1)
 
     def _hoprag_only(self, what: str) -> None:
         if self.config.mode != "hoprag":
@@ -393,13 +331,11 @@ class CassandraStore(Store):
     async def aresolve(
         self, text: str, fields: Sequence[str], *, limit: int = 10
     ) -> list[Candidate]:
-        """Values of the declared entity `fields` that `text` may mean, best first
-        (`hoprag.resolve`): exact matches of the normalised text, then values holding every
-        word of it, each with the number of documents carrying it. Two catalogue reads
-        (`norm = ?`, `words CONTAINS ? AND ...`), then one `tokens CONTAINS ?` count per
-        candidate of the score tiers returned; the text is only ever a bound value.
-        InvalidInputError for a field that is not a declared entity field (naming the
-        declaration that fixes it), a bad text or a `limit` outside 1..100."""
+        """Values of the declared entity `fields` that `text` may mean, best first, each with
+        the number of documents carrying it (`hoprag.resolve`; the reads are
+        `resolving.resolve_declared`'s). InvalidInputError for a field that is not a declared
+        entity field (naming the declaration that fixes it), a bad text or a `limit` outside
+        1..100."""
         request = check_resolve(text, fields, limit)
         await self.asetup()
         return await resolve_declared(self, request)
@@ -419,17 +355,12 @@ class CassandraStore(Store):
         timeout: float = 300.0,  # noqa: ASYNC109 - the index wait's bound, not the call's
     ) -> dict[str, str]:
         """Declare `fields` (name -> 'number', 'date' or 'entity') on this store's table, which
-        may hold documents: record them, `ALTER TABLE ADD` their columns (and create the
-        values catalogue), backfill every row from its metadata JSON (a paged read, up to
-        `concurrency` writes in flight, default 64; `progress(rows_read)` after each page),
-        create the SAI indexes and wait up to `timeout` seconds until they are queryable
-        (StoreError otherwise: Cassandra goes on building, and running the declaration again
-        waits for it). Fields already declared and complete are left alone; running it again
-        after an interruption completes the rest. Returns the table's whole declaration.
-
-        Documents written meanwhile by this store fill the new columns; another process's
-        store that opened the table before the declaration does not, so declare while no
-        other process writes (or declare again afterwards)."""
+        may hold documents (`migration.Migration`: columns, a paged backfill with up to
+        `concurrency` writes in flight, default 64, `progress(rows_read)` after each page, then
+        the indexes, waited for up to `timeout` seconds, StoreError beyond). Fields already
+        declared and complete are left alone; running it again after an interruption completes
+        the rest. Returns the table's whole declaration. Declare while no other process writes
+        (its store, opened before, does not fill the new columns)."""
         decl, window = check_declaration_args(fields, concurrency, timeout)
         await self.asetup()
         return await Migration(self, decl, window, timeout).arun(progress)
