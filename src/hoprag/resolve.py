@@ -102,12 +102,16 @@ def catalogue_entry(value: str) -> tuple[str, frozenset[str]] | None:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A value of `field` that the text may mean: `documents` documents carry it, `score` is
-    1.0 for an exact match, else the fraction of the value's words the text matched."""
+    1.0 for an exact match, else the fraction of the value's words the text matched. `exact`
+    says whether the value's normalised form equals the text's; a token match whose words are
+    all the value's words also scores 1.0 ("Keith, David" for "David Keith") but is not
+    exact, so read exactness from `exact`, never from the score."""
 
     field: str
     value: Any
     documents: int
     score: float
+    exact: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +197,9 @@ def _add_tier(
     holds `request.limit` of them."""
     position = {f: i for i, f in enumerate(request.fields)}
     found = [
-        Candidate(m.field, m.value, n, m.score) for m, n in zip(tier, counts, strict=True) if n > 0
+        Candidate(m.field, m.value, n, m.score, m.exact)
+        for m, n in zip(tier, counts, strict=True)
+        if n > 0
     ]
     found.sort(key=lambda c: (-c.documents, c.value, position[c.field]))
     out.extend(found)

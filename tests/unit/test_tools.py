@@ -398,3 +398,19 @@ def test_ask_refuses_malformed_flags_with_exit_2_before_connecting(
     assert main(["ask", "--topic", "war", *flags, "--contact-points", "127.0.0.1:1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("hoprag: error: ") and shown in err and err.count("\n") == 1
+
+
+async def test_a_name_with_the_words_of_two_actors_in_another_order_asks_which(
+    tool: SearchTool, store: MemoryStore
+) -> None:
+    """'Keith, David' holds the words of Keith David and of David Keith, two actors of the
+    films, and is neither name: the tool asks instead of settling on one (issue #28, 1)."""
+    cands = await store.aresolve("Keith, David", ["cast"], limit=10)
+    assert {"Keith David", "David Keith"} <= {c.value for c in cands}
+    assert all(c.score == 1.0 and not c.exact for c in cands[:2])
+    answer = await tool.arun(topic="war", actor="Keith, David")
+    assert answer.is_follow_up and answer.follow_up is not None
+    assert answer.follow_up.parameter == "actor"
+    assert [s.operation for s in answer.statements] == ["resolve"]
+    settled = await tool.arun(topic="war", actor="keith DAVID")
+    assert settled.resolved["actor"].value == "Keith David" and settled.resolved["actor"].exact

@@ -45,21 +45,30 @@ def compliance_documents(dim: int = COMPLIANCE_DIM) -> list[Document]:
     ]
 
 
-RESOLVE_FIELDS: dict[str, str] = {"cast": "entity", "director": "entity", "crew.lead": "entity"}
+RESOLVE_FIELDS: dict[str, str] = {
+    "cast": "entity",
+    "director": "entity",
+    "crew.lead": "entity",
+    "writer": "entity",
+}
 """The fields `resolve_documents()` resolves on: a store factory declares them (stores that
 need declared fields, such as CassandraStore)."""
 
 
 def resolve_documents(dim: int = COMPLIANCE_DIM) -> list[Document]:
     """Ten documents `r0`..`r9` with names to resolve: shared and accented names, a name that
-    is a single word, a name with a third word, non-string values, a nested field and values
-    that look like CQL."""
+    is a single word, a name with a third word, non-string values, a nested field, values
+    that look like CQL, and two writers whose names are each other's words reversed."""
     vecs = unit_vectors(10, dim, seed=11)
     meta: list[dict[str, Any]] = [
         {"cast": ["Jane Fonda", "Henry Fonda"], "director": "Sidney Lumet"},
         {"cast": ["Jane Fonda", "Peter Fonda"], "director": "Alan J. Pakula"},
-        {"cast": ["Henry Fonda", "James Stewart"], "director": "Henry Koster"},
-        {"cast": ["Bridget Fonda"], "director": "Jane Fonda"},
+        {
+            "cast": ["Henry Fonda", "James Stewart"],
+            "director": "Henry Koster",
+            "writer": "Keith David",
+        },
+        {"cast": ["Bridget Fonda"], "director": "Jane Fonda", "writer": "David Keith"},
         {"cast": ["JÁNE FONDA"], "director": "Sidney  Lumet"},
         {"cast": ["Fonda"], "director": "Nobody"},
         {"cast": ["Jane Fonda-Smith"]},

@@ -9,9 +9,11 @@ A tool is declared once per dataset (`hoprag.tools.schema`: `Topic`, `Entity`, `
    search has one scope: the call must choose) and a `gte` range above an `lte` range on the
    same field.
 2. Each entity given is resolved with `store.aresolve(text, entity.fields, limit=10)`, in
-   declaration order. An exact match (normalised equality: case, accents and spacing ignored;
-   score 1.0) is taken without asking; when several fields hold one, the first of
-   `entity.fields` wins (then the value carried by more documents, as `aresolve` orders them).
+   declaration order. An exact match (`Candidate.exact`: normalised equality, case, accents
+   and spacing ignored; the same words in another order or with other punctuation, "Keith,
+   David" for "Keith David", are not one) is taken without asking; when several fields hold
+   one, the first of `entity.fields` wins (then the value carried by more documents, as
+   `aresolve` orders them).
    A single candidate is taken too. No candidate, or several partial ones, make the answer a
    `FollowUp` for the first such entity: no search is run.
 3. The query: the scope entity's value anchors `Scope(start={field: value},
@@ -78,8 +80,9 @@ SEARCH_TEXT = "asearch(query, store, k=k, scope=scope, filter=filter, order_by=o
 def choose_candidate(entity: Entity, candidates: Sequence[Candidate]) -> Candidate | None:
     """The candidate a tool takes without asking: an exact match (the first of
     `entity.fields` when several fields hold one, then `aresolve`'s order), else the only
-    candidate; None when there is none or several partial ones."""
-    exact = [c for c in candidates if c.score >= 1.0]
+    candidate; None when there is none or several partial ones. Exactness is the
+    candidate's `exact` (a token match scoring 1.0 is asked about like any other)."""
+    exact = [c for c in candidates if c.exact]
     if exact:
         position = {f: i for i, f in enumerate(entity.fields)}
         return min(exact, key=lambda c: position.get(c.field, len(position)))  # stable

@@ -71,6 +71,19 @@ class ResolveCompliance(Contract):
             ("Sidney Lumet", 1, 1.0),
         ]
 
+    async def test_resolve_says_exact_only_for_the_same_normalised_name(self, names: Store) -> None:
+        """Exactness is carried, never read off the score: "Keith, David" holds the words of
+        both "Keith David" and "David Keith" (score 1.0 each) and equals neither."""
+        reordered = await names.aresolve("Keith, David", ["writer"])
+        assert {(c.value, c.score, c.exact) for c in reordered} == {
+            ("Keith David", 1.0, False),
+            ("David Keith", 1.0, False),
+        }
+        same = await names.aresolve("keith  DAVID", ["writer"])
+        assert [(c.value, c.exact) for c in same] == [("Keith David", True), ("David Keith", False)]
+        fonda = await names.aresolve("fonda", ["cast"])
+        assert [c.exact for c in fonda] == [True] + [False] * (len(fonda) - 1)
+
     async def test_resolve_limit_keeps_the_best(self, names: Store) -> None:
         got = await names.aresolve("fonda", ["cast"], limit=2)
         assert [c.value for c in got] == ["Fonda", "Henry Fonda"]
