@@ -3,8 +3,10 @@
 `iso_instant(text)` reads `YYYY-MM-DD` (midnight UTC) or `YYYY-MM-DDTHH:MM[:SS[.ffffff]]`
 with an optional `Z` or `±HH:MM` offset (a space may stand for the `T`; without an offset the
 time is UTC) and returns microseconds since 1970-01-01T00:00:00Z, an exact integer. Anything
-else (other strings, non-strings, impossible dates such as 2023-02-30) gives None, so a value
-that is not an ISO date never compares as one."""
+else (other strings, non-strings, impossible dates such as 2023-02-30, and date-times whose UTC
+instant falls outside years 1..9999, such as `0001-01-01T00:00:00+23:59`) gives None, so a
+value that is not an ISO date never compares as one. The JSONL loader and the filter language
+read dates by this grammar alone (`DATE_FORMS` says it in words)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-__all__ = ["iso_instant"]
+__all__ = ["DATE_FORMS", "iso_instant"]
+
+DATE_FORMS = "YYYY-MM-DD, or YYYY-MM-DDTHH:MM[:SS[.ffffff]] with an optional Z or ±HH:MM"
+"""The date grammar in words, for error messages."""
 
 _ISO = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
@@ -21,6 +26,8 @@ _ISO = re.compile(
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
+_FIRST = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // _MICRO
+_LAST = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // _MICRO
 
 
 def iso_instant(text: Any) -> int | None:
@@ -50,6 +57,7 @@ def iso_instant(text: Any) -> int | None:
             int((frac or "0").ljust(6, "0")),
             tzinfo=tz,
         )
-    except ValueError:
+    except ValueError:  # no such day
         return None
-    return (dt - _EPOCH) // _MICRO
+    instant = (dt - _EPOCH) // _MICRO
+    return instant if _FIRST <= instant <= _LAST else None  # its UTC instant in years 1..9999

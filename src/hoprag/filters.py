@@ -98,7 +98,7 @@ _ALLOWED = (
 _EQ_ALLOWED = "a JSON scalar (str, int, float, bool, None) or a list of them"
 _RANGE_ALLOWED = (
     "a number or an ISO date string ('YYYY-MM-DD' or an ISO datetime such as "
-    "'2020-01-01T12:00:00Z')"
+    "'2020-01-01T12:00:00Z', in years 1..9999 at UTC)"
 )
 _LIST_ALLOWED = "a non-empty list of JSON scalars (str, int, float, bool, None)"
 _OP_ORDER = {op: i for i, op in enumerate(("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$exists"))}

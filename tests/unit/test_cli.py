@@ -443,3 +443,14 @@ def test_ask_prints_the_tools_own_title_and_year_fields(capsys: pytest.CaptureFi
     header, row = capsys.readouterr().out.splitlines()
     assert header.split() == ["#", "id", "born", "score", "name"]
     assert row.split() == ["1", "curie", "1867", "0.900", "Marie", "Curie"]
+
+
+def test_a_filter_date_beyond_year_1_at_utc_is_exit_2_naming_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue #28, 6: the bound's UTC instant is before year 1; it was a traceback."""
+    bound = '{"$gte": "0001-01-01T00:00:00+23:59"}'
+    code = main(["query", "q", "--table", "t", "--edges", "a:a", "--filter", f"on={bound}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--filter" in err and "filter['on']['$gte']" in err and "Traceback" not in err

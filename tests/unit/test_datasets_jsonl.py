@@ -16,7 +16,9 @@ from hoprag.datasets import (
     load,
     validate_jsonl,
 )
+from hoprag.embeddings.hash import HashEmbedding
 from hoprag.errors import InvalidInputError
+from hoprag.stores import MemoryStore
 
 GOOD = [
     {
@@ -205,3 +207,40 @@ def test_a_file_changed_after_its_check_stops_the_load_instead_of_writing_bad_re
     path.write_text(json.dumps({"id": "r0", "text": "t"}) + '\n{"id": "r1", "x": NaN}\n')
     with pytest.raises(JsonlValidationError, match="line 2"):
         list(docs)
+
+
+@pytest.mark.parametrize("date", ["20200615", "2020-W25-1", "2020-06-15T25:00", "15/06/2020"])
+def test_a_date_the_filters_cannot_read_is_refused_at_loading(tmp_path: Path, date: str) -> None:
+    """One date grammar (issue #28, 2): Python's `date.fromisoformat` reads compact and ISO
+    week dates, the filter language does not, so such a record would never match a range."""
+    path = write(tmp_path, [json.dumps({"id": "a", "text": "x", "date": date})])
+    (err,) = jsonl_errors(path)
+    assert err.line == 1 and err.field == "date" and repr(date) in err.message
+
+
+@pytest.mark.parametrize("date", ["2020-06-15", "2020-06-15T10:30:00+02:00", "2020-06-15 10:30Z"])
+def test_every_date_the_filters_read_loads_and_answers_a_range(tmp_path: Path, date: str) -> None:
+    path = write(tmp_path, [json.dumps({"id": "a", "text": "x", "date": date})])
+    (doc,) = load("jsonl", path=path)
+    store = MemoryStore(HashEmbedding(8))
+    store.add([doc])
+    june = {"date": {"$gte": "2020-06-01", "$lt": "2020-07-01"}}
+    assert [h.id for h in store.prepare(None, june).get(["a"])] == ["a"]
+
+
+def test_a_blank_text_gives_way_to_the_abstract(tmp_path: Path) -> None:
+    """Issue #28, 3: a blank `text` is no text; the abstract is the content."""
+    record = {"id": "a", "title": "T", "text": "  \n ", "abstract": "Graph retrieval."}
+    path = write(tmp_path, [json.dumps(record)])
+    (doc,) = load("jsonl", path=path)
+    assert doc.content == "T\n\nGraph retrieval."
+
+
+def test_a_key_given_twice_in_a_record_is_refused_naming_it(tmp_path: Path) -> None:
+    """Issue #28, 17: JSON keeps the last of two equal keys and drops the first silently."""
+    path = write(tmp_path, ['{"id": "a", "text": "x", "id": "b"}', '{"id": "c", "text": "y"}'])
+    (err,) = jsonl_errors(path)
+    assert err.line == 1 and err.field == "id" and "more than once" in err.message
+    nested = write(tmp_path, ['{"id": "a", "text": "x", "metadata": {"k": 1, "k": 2}}'])
+    (err,) = jsonl_errors(nested)
+    assert err.field == "metadata.k"

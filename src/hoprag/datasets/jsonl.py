@@ -8,15 +8,19 @@ float's range; blank lines are skipped; a file without any record is refused):
 | `id`         | non-empty string       | yes      | `Document.id` (unique in the file)       |
 | `title`      | string                 | no       | `metadata["title"]`, start of the text   |
 | `text`       | string                 | one of   | the document text                        |
-| `abstract`   | string                 | the two  | `metadata["abstract"]`; the text if no `text` |
+| `abstract`   | string                 | the two  | `metadata["abstract"]`; else the text    |
 | `authors`    | list of strings        | no       | `metadata["authors"]`                    |
 | `keywords`   | list of strings        | no       | `metadata["keywords"]`                   |
 | `references` | list of id strings     | no       | `metadata["references"]`                 |
-| `date`       | `YYYY-MM-DD` string    | no       | `metadata["date"]`                       |
+| `date`       | ISO date string        | no       | `metadata["date"]`                       |
 | `metadata`   | object                 | no       | merged into `metadata`                   |
 | anything else| any JSON value         | no       | copied into `metadata` as it is          |
 
-`Document.content` is the title, a blank line and the text (or the abstract). Keys in the
+`Document.content` is the title, a blank line and the text (or the abstract, when the text is
+missing or blank). A `date` is read
+by the grammar the filter language reads (`hoprag.dates`: `YYYY-MM-DD`, or a date-time with an
+optional offset), so that every loaded date answers date ranges; other forms Python reads
+(`20200615`, `2020-W25-1`) are refused. A key given twice in one object is refused. Keys in the
 `metadata` object may not repeat a top-level field. References may name ids that are not in the
 file (citations of outside work); they are kept. Edges: `("references", "$id")` (an article to
 those it cites), `("$id", "references")` (to those citing it), `("authors", "authors")`,
@@ -31,7 +35,6 @@ validates the whole file before it yields anything, so a bad file yields no docu
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import json
 import math
 import re
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.datasets.errors import JsonlValidationError, RecordError
+from hoprag.dates import DATE_FORMS, iso_instant
 from hoprag.documents import Document
 from hoprag.errors import InvalidInputError
 from hoprag.validation import check_documents
@@ -81,14 +85,8 @@ def _check_lists(obj: dict[str, Any], bad: _Bad) -> None:
 
 
 def _check_date_and_extra(obj: dict[str, Any], bad: _Bad) -> None:
-    if "date" in obj:
-        date = obj["date"]
-        try:
-            if not isinstance(date, str):
-                raise TypeError
-            dt.date.fromisoformat(date)
-        except (TypeError, ValueError):
-            bad("date", f"must be an ISO date string YYYY-MM-DD, got {date!r}")
+    if "date" in obj and iso_instant(obj["date"]) is None:
+        bad("date", f"must be an ISO date string ({DATE_FORMS}), got {obj['date']!r}")
     if "metadata" not in obj:
         return
     extra = obj["metadata"]
@@ -143,7 +141,10 @@ class _Parser:
     def __init__(self) -> None:
         self.refused = 0
         self.decoder = json.JSONDecoder(
-            parse_constant=self._constant, parse_float=self._float, parse_int=self._int
+            parse_constant=self._constant,
+            parse_float=self._float,
+            parse_int=self._int,
+            object_pairs_hook=self._object,
         )
 
     def _refuse(self, why: str) -> _Refused:
@@ -165,6 +166,21 @@ class _Parser:
         if limit and digits > limit:
             return self._refuse(f"an integer of {digits} digits is too long")
         return int(text)
+
+    def _object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        """The object; a key given twice becomes a marker (JSON would keep the last value
+        and drop the first without a word)."""
+        out = dict(pairs)
+        if len(out) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    out[key] = self._refuse(
+                        f"the key {key!r} appears more than once in one object (the later "
+                        "value would replace the earlier); keep one"
+                    )
+                seen.add(key)
+        return out
 
     def parse(self, text: str) -> Any:
         """The line's value; `refused` counts the markers in it. Raises ValueError with a
@@ -370,7 +386,8 @@ def record_to_document(obj: dict[str, Any]) -> Document:
         meta[key] = value
     meta.update(obj.get("metadata") or {})
     title = obj.get("title") or ""
-    text = obj.get("text") or obj.get("abstract") or ""
+    texts = (obj.get("text"), obj.get("abstract"))
+    text = next((t for t in texts if isinstance(t, str) and t.strip()), "")
     content = f"{title}\n\n{text}" if title else text
     return Document(id=obj["id"], content=content, metadata=meta)
 

@@ -213,6 +213,9 @@ class FilterCompliance(Contract):
             "naive": {"on": "1975-01-01 10:30"},
             "text": {"on": "not a date", "shown": "someday"},
             "number": {"on": 1994},
+            # Its UTC instant falls before year 1: not a date (it never answers a range, and
+            # no range on the field fails because of it).
+            "before1": {"on": "0001-01-01T00:00:00+23:59"},
         }
         await store.aadd([Document(i, i, {"kind": "date", **md}, vec) for i, md in rows.items()])
         q = _query()
@@ -237,6 +240,9 @@ class FilterCompliance(Contract):
         }
         assert await found({"shown": {"$lte": "1980-05-01", "$gt": "2009-12-31"}}) == {"day"}
         assert await found({"shown": {"$lt": "1980-05-01"}}) == set()
+        assert await found({"on": {"$lt": "0002-01-01"}}) == set()
+        with pytest.raises(InvalidInputError, match=r"filter\['on'\]\['\$gte'\]"):
+            await store.aget(["day"], filter={"on": {"$gte": "0001-01-01T00:00:00+23:59"}})
 
     async def test_traversal_with_a_range_filter_admits_only_passing_nodes(
         self, store: Store
