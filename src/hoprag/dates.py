@@ -30,6 +30,17 @@ _FIRST = (datetime.min.replace(tzinfo=UTC) - _EPOCH) // _MICRO
 _LAST = (datetime.max.replace(tzinfo=UTC) - _EPOCH) // _MICRO
 
 
+def _zone(offset: str | None) -> timezone | None:
+    """The time zone of an offset (`Z`, `±HH:MM` or none: UTC); None when out of range."""
+    if not offset or offset == "Z":
+        return UTC
+    hours, minutes = int(offset[1:3]), int(offset[4:6])
+    if hours > 23 or minutes > 59:
+        return None
+    sign = -1 if offset[0] == "-" else 1
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
 def iso_instant(text: Any) -> int | None:
     """Microseconds since the Unix epoch (UTC) of an ISO date or date-time string, or None
     when `text` is not one (see the module docstring)."""
@@ -39,13 +50,9 @@ def iso_instant(text: Any) -> int | None:
     if m is None:
         return None
     year, month, day, hour, minute, second, frac, offset = m.groups()
-    tz: timezone = UTC
-    if offset and offset != "Z":
-        sign = -1 if offset[0] == "-" else 1
-        hours, minutes = int(offset[1:3]), int(offset[4:6])
-        if hours > 23 or minutes > 59:
-            return None
-        tz = timezone(sign * timedelta(hours=hours, minutes=minutes))
+    tz = _zone(offset)
+    if tz is None:
+        return None
     try:
         dt = datetime(
             int(year),

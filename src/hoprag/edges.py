@@ -308,8 +308,8 @@ class MetadataEdgeFunction:
                     vals = values.get(name)
                     if vals is None:
                         vals = values[name] = self._values(doc, name)
-                    if target == ID_FIELD:
-                        edges = [IdEdge._trusted(str(v)) for v in vals]
+                    if target == ID_FIELD:  # an empty value names no document: no edge
+                        edges = [IdEdge._trusted(i) for i in map(str, vals) if i]
                     else:  # checked spec, scalar values
                         edges = [MetadataEdge._trusted(target, v) for v in vals]
                     made[(target, name)] = edges

@@ -112,7 +112,7 @@ def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArra
     `CheckedVector` is checked for its dimension only, and its (read-only) array returned."""
     allowed = f"a sequence of {dimension or 'N'} finite floats, not all zero"
     if isinstance(vec, CheckedVector):
-        _check_dimension(vec.array, dimension, what)
+        check_dimension(vec.array, dimension, what)
         return vec.array
     if vec is None or isinstance(vec, str | bytes | Mapping):
         raise invalid(what, vec, allowed)
@@ -122,7 +122,7 @@ def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArra
         raise invalid(what, vec, allowed) from None
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise invalid(what, vec, allowed)
-    _check_dimension(arr, dimension, what)
+    check_dimension(arr, dimension, what)
     if not np.isfinite(arr).all():
         raise InvalidInputError(
             f"{what} contains NaN or infinity", argument=what, allowed="finite floats"
@@ -152,7 +152,8 @@ def check_vector(vec: Any, *, dimension: int | None = None, what: str) -> NDArra
     return arr
 
 
-def _check_dimension(arr: NDArray[np.float64], dimension: int | None, what: str) -> None:
+def check_dimension(arr: NDArray[Any], dimension: int | None, what: str) -> None:
+    """`arr` has `dimension` entries (any number when None), else `InvalidInputError`."""
     if dimension is not None and arr.shape[0] != dimension:
         raise InvalidInputError(
             f"{what} has dimension {arr.shape[0]}, but the store holds vectors of dimension "

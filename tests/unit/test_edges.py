@@ -73,7 +73,7 @@ def test_values_explode_into_edges(source: str, target: Any, value: Any) -> None
     out = fn(Document("doc", "", meta)).outgoing
     values = value if isinstance(value, list) else [value]
     if target == "$id" or isinstance(target, Id):
-        assert out == {IdEdge(str(v)) for v in values}
+        assert out == {IdEdge(str(v)) for v in values if str(v)}  # "" names no document
     else:
         assert out == {MetadataEdge(target, v) for v in values}
 
@@ -162,8 +162,11 @@ def _reference_edges(doc: Document, specs: list[tuple[str, str]]) -> Edges:
     def edge(target: str, v: Any) -> Any:
         return IdEdge(str(v)) if target == "$id" else MetadataEdge(target, v)
 
-    inc = {edge(t, v) for _, t in specs for v in values(t)}
-    out = {edge(t, v) for s, t in specs for v in values(s)}
+    def names(target: str, v: Any) -> bool:  # an empty value names no document (issue #28)
+        return target != "$id" or str(v) != ""
+
+    inc = {edge(t, v) for _, t in specs for v in values(t) if names(t, v)}
+    out = {edge(t, v) for s, t in specs for v in values(s) if names(t, v)}
     return Edges(frozenset(inc), frozenset(out))
 
 

@@ -414,3 +414,11 @@ async def test_a_name_with_the_words_of_two_actors_in_another_order_asks_which(
     assert [s.operation for s in answer.statements] == ["resolve"]
     settled = await tool.arun(topic="war", actor="keith DAVID")
     assert settled.resolved["actor"].value == "Keith David" and settled.resolved["actor"].exact
+
+
+async def test_the_langchain_tool_takes_a_plain_string_as_its_topic(tool: SearchTool) -> None:
+    """Agents send `invoke("western")`; it was a TypeError (issue #28, 7)."""
+    lc = tool.as_langchain()
+    expected = (await tool.arun(topic="western")).text
+    assert await lc.ainvoke("western") == expected
+    assert lc.invoke("western") == expected

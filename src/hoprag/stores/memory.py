@@ -50,7 +50,14 @@ from hoprag.resolve import (
     too_many,
 )
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
-from hoprag.validation import check_documents, check_ids, check_int, check_k, check_vector
+from hoprag.validation import (
+    check_dimension,
+    check_documents,
+    check_ids,
+    check_int,
+    check_k,
+    check_vector,
+)
 
 _Rows = NDArray[np.int64]
 _EMPTY: _Rows = np.empty(0, dtype=np.int64)
@@ -68,7 +75,10 @@ def _scores(mat: NDArray[np.float32], q: NDArray[np.float32]) -> NDArray[np.floa
     """Each row's dot product with `q`, computed row by row (einsum), so that a document's
     score does not depend on which other rows are scored with it (a BLAS matrix product
     rounds differently with the number of rows): a traversal's results then do not depend on
-    how its reads are batched (`speculation=`)."""
+    how its reads are batched (`speculation=`). A query prepared while the store was empty
+    (its dimension unknown) whose vector does not match the documents added since is refused
+    as `aprepare` would refuse it now."""
+    check_dimension(q, mat.shape[1], "query embedding")
     out: NDArray[np.float32] = np.einsum("ij,j->i", mat, q)
     return out
 

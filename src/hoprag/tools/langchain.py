@@ -3,7 +3,8 @@
 
 The tool's `args_schema` is the LangChain tool's, so an agent sees the same descriptions, enums
 and examples. Both `func` (sync) and `coroutine` (async) run the search; the output is the
-answer's `text`: the numbered results, or the follow-up question when an entity is ambiguous or
+answer's `text`: the numbered results (a plain string input is the schema's first parameter,
+the topic for a tool that has one), or the follow-up question when an entity is ambiguous or
 unknown. An agent never sees a traceback for its own mistakes: arguments the schema refuses come
 back as the message of `hoprag.tools.schema.arguments_error` (LangChain's
 `handle_validation_error`), and an `InvalidInputError` or a store failure during the run as a
@@ -43,15 +44,19 @@ def langchain_tool(tool: SearchTool) -> StructuredTool:
             f"SearchTool.as_langchain needs langchain-core, which is not installed: {INSTALL_HINT}"
         ) from exc
 
-    def func(**arguments: Any) -> str:
+    # A plain string input (`invoke("western")`, which agents send) is LangChain's value of the
+    # schema's first parameter (it validates it so) and reaches the function positionally.
+    first = next(iter(tool.args_schema.model_fields))
+
+    def func(*text: str, **arguments: Any) -> str:
         try:
-            return tool.run(**arguments).text
+            return tool.run(**dict(zip([first], text, strict=False)), **arguments).text
         except HopragError as exc:
             raise ToolException(_tool_message(exc)) from exc
 
-    async def coroutine(**arguments: Any) -> str:
+    async def coroutine(*text: str, **arguments: Any) -> str:
         try:
-            return (await tool.arun(**arguments)).text
+            return (await tool.arun(**dict(zip([first], text, strict=False)), **arguments)).text
         except HopragError as exc:
             raise ToolException(_tool_message(exc)) from exc
 
