@@ -4,7 +4,10 @@ client are in tests/integration/test_mcp.py)."""
 
 from __future__ import annotations
 
+import io
+import json
 import sys
+from typing import Any
 
 import pytest
 
@@ -13,7 +16,14 @@ from hoprag.documents import Document
 from hoprag.embeddings.hash import HashEmbedding
 from hoprag.stores.memory import MemoryStore
 from hoprag.tools import SearchTool, film_search_tool
-from hoprag.tools.mcp import INSTALL_HINT, call_result, load_factory, make_tool, require_mcp
+from hoprag.tools.mcp import (
+    INSTALL_HINT,
+    call_result,
+    load_factory,
+    make_tool,
+    require_mcp,
+    serve_stdio,
+)
 
 # No node answers on port 1: a run that tried to connect would fail with exit 1.
 NOWHERE = ["--contact-points", "127.0.0.1:1"]
@@ -131,3 +141,49 @@ async def test_a_malformed_call_is_an_error_result_naming_the_parameter(
     text = result.content[0].text
     assert result.isError is True and text.startswith("Invalid arguments: ") and shown in text
     assert result.structuredContent is None
+
+
+def test_what_a_tool_module_prints_at_import_stays_off_the_protocol_stream(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue #28, 9: the module was imported before stdout was redirected."""
+    code = main(["mcp", "--table", "films", "--tool", "mcp_noisy_factory:actor_tool", *NOWHERE])
+    out, err = capsys.readouterr()
+    assert code == 1  # no node answers on port 1: it got as far as connecting
+    assert out == ""
+    assert "mcp_noisy_factory imported" in err
+
+
+class _KeptBytes(io.BytesIO):
+    """A stdout that keeps what was written when the server closes it."""
+
+    written = b""
+
+    def close(self) -> None:
+        self.written = self.getvalue()
+        super().close()
+
+
+def test_a_line_that_is_not_utf8_is_answered_and_the_server_keeps_serving() -> None:
+    """Issue #28, 4: one byte that is not UTF-8 ended the server before it answered."""
+
+    def line(message: dict[str, Any]) -> bytes:
+        return json.dumps(message).encode() + b"\n"
+
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    }
+    stdin = io.BytesIO(
+        b"\xff\xfe not UTF-8 \x80\n"
+        + line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+        + line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    )
+    stdout = _KeptBytes()
+    serve_stdio(_films(), stdin=stdin, stdout=stdout)
+    answers = [json.loads(x) for x in stdout.written.decode().splitlines()]
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert by_id[1]["result"]["serverInfo"]["name"] == "hoprag"
+    assert [t["name"] for t in by_id[2]["result"]["tools"]] == ["film_search"]

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hoprag.cli.common import CliError, make_embedding, open_session
 from hoprag.cli.query import open_query_store
 from hoprag.errors import InvalidInputError
-
-if TYPE_CHECKING:
-    pass
 
 # --- mcp --------------------------------------------------------------------------------------
 
@@ -49,9 +46,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     from hoprag.tools.mcp import make_tool, serve_stdio
 
-    factory = check_mcp_args(args)  # before connecting
     protocol_out = sys.stdout.buffer
-    with contextlib.redirect_stdout(sys.stderr):
+    with contextlib.redirect_stdout(sys.stderr):  # a --tool module may print at import
+        factory = check_mcp_args(args)  # before connecting
         embedding = make_embedding(args.embedding) if args.embedding else None
         session = open_session(args)
         try:

@@ -190,7 +190,10 @@ async def aserve_stdio(
     from mcp.server.stdio import stdio_server
 
     server = build_server(tool)
-    reader = anyio.wrap_file(io.TextIOWrapper(stdin or sys.stdin.buffer, encoding="utf-8"))
+    # A byte that is not UTF-8 becomes U+FFFD: that line is then a parse error the server
+    # answers, instead of a decoding error that ends the server before it answers anything.
+    text_in = io.TextIOWrapper(stdin or sys.stdin.buffer, encoding="utf-8", errors="replace")
+    reader = anyio.wrap_file(text_in)
     writer = anyio.wrap_file(io.TextIOWrapper(stdout or sys.stdout.buffer, encoding="utf-8"))
     async with stdio_server(reader, writer) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
