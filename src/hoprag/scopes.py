@@ -47,6 +47,15 @@ class ScopeTooLargeError(InvalidInputError):
         self.max_size = max_size
 
 
+def _given_ids(ids: Any) -> Sequence[str]:
+    """A Scope's `ids` as given, read once when an iterator (checked later, when non-empty)."""
+    if ids is None:
+        return ()
+    if isinstance(ids, str | bytes | Mapping) or not isinstance(ids, Iterable):
+        raise invalid("Scope ids", ids, "a list of id strings (wrap a single id in a list)")
+    return ids if isinstance(ids, Sequence) else tuple(ids)
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """The documents reachable from anchors (matching `start`, or with the given `ids`) within
@@ -70,10 +79,9 @@ class Scope:
     def __post_init__(self) -> None:
         _set = object.__setattr__
         has_start = self.start is not None
-        ids = self.ids
-        if isinstance(ids, str | bytes):
-            raise invalid("Scope ids", ids, "a list of id strings (wrap a single id in a list)")
-        has_ids = ids is not None and len(ids) > 0
+        ids = _given_ids(self.ids)
+        _set(self, "ids", ids)
+        has_ids = len(ids) > 0
         if has_start == has_ids:
             raise invalid(
                 "Scope(start=..., ids=...)",

@@ -40,7 +40,7 @@ from hoprag.scopes import Scope
 from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
-from hoprag.strategies.base import RunState, Strategy
+from hoprag.strategies.base import RunState, Strategy, shown_number
 from hoprag.sync import run_sync
 from hoprag.validation import check_ids, check_int
 
@@ -408,14 +408,13 @@ def _check_timeout(timeout: Any, on_timeout: Any) -> float | None:
         raise invalid("on_timeout", on_timeout, f"one of {', '.join(map(repr, ON_TIMEOUT))}")
     if timeout is None:
         return None
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise invalid("timeout", timeout, "a number of seconds > 0, or None")
-    return float(timeout)
+    allowed = "a finite number of seconds > 0, or None"
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise invalid("timeout", timeout, allowed)
+    seconds = float(timeout) if abs(timeout) < 1e300 else math.inf  # an int float() overflows
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise invalid("timeout", shown_number(timeout), allowed)
+    return seconds
 
 
 async def _prepare(

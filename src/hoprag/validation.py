@@ -17,6 +17,11 @@ from hoprag.errors import InvalidInputError, invalid
 F32_MAX = float(np.finfo(np.float32).max)
 """Stores keep float32 vectors: a component beyond this would become infinity."""
 
+MAX_K = 1000
+"""The most rows one vector search (a start search or an edge's adjacency) may ask for, on every
+store: Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`),
+and the other stores refuse what it refuses, so that the same call gets the same error."""
+
 MIN_NORM = 1e-9
 MAX_NORM = 1e9
 """A vector's Euclidean norm must lie in MIN_NORM..MAX_NORM: the product of two squared norms

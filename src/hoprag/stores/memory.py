@@ -51,6 +51,7 @@ from hoprag.resolve import (
 )
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
 from hoprag.validation import (
+    MAX_K,
     check_dimension,
     check_documents,
     check_ids,
@@ -495,7 +496,7 @@ class MemoryQuery(PreparedQuery):
 
     def search(self, k: int) -> list[Hit]:
         """Sync `asearch`."""
-        k = check_k(k)
+        k = check_k(k, maximum=MAX_K)
         store = self.store
         q = self._need_unit("a vector search")
         with store._lock:
@@ -555,7 +556,7 @@ class MemoryQuery(PreparedQuery):
 
     async def aadjacent_many(self, edges: Sequence[MetadataEdge], *, k: int) -> list[list[Hit]]:
         """`aadjacent` for each edge (same order), sharing the filter's rows."""
-        k = check_k(k)
+        k = check_k(k, maximum=MAX_K)
         for e in edges:
             if not isinstance(e, MetadataEdge):
                 raise invalid("edge", e, "a MetadataEdge (id edges are read with aget)")

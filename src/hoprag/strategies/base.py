@@ -8,7 +8,6 @@ traverse next. Nothing here does I/O."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from abc import ABC, ABCMeta, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
@@ -16,18 +15,34 @@ from typing import Any, ClassVar
 from hoprag.documents import Node
 from hoprag.edges import Edge
 from hoprag.errors import InvalidInputError
+from hoprag.validation import MAX_K
 
 DEFAULT_SELECT_K = 5
 
 
-def _check_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 0) -> None:
+def _check_int(
+    name: str,
+    value: Any,
+    *,
+    allow_none: bool = False,
+    minimum: int = 0,
+    maximum: int | None = None,
+) -> None:
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int):
         kind = "an int or None" if allow_none else "an int"
-        raise InvalidInputError(f"{name} must be {kind}, got {value!r}")
+        raise InvalidInputError(f"{name} must be {kind}, got {value!r}", argument=name)
     if value < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
+        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}", argument=name)
+    if maximum is not None and value > maximum:
+        raise InvalidInputError(
+            f"{name} must be <= {maximum} (the most rows one vector search answers, on every "
+            f"store), got {value}",
+            argument=name,
+            value=value,
+            allowed=f"an int in {minimum}..{maximum}",
+        )
 
 
 class Tracker:
@@ -208,9 +223,9 @@ class Strategy(ABC, metaclass=_StrategyMeta):
 
     def __post_init__(self) -> None:
         _check_int("select_k", self.select_k)
-        _check_int("start_k", self.start_k)
+        _check_int("start_k", self.start_k, maximum=MAX_K)
         _check_int("lexical_k", self.lexical_k)
-        _check_int("adjacent_k", self.adjacent_k)
+        _check_int("adjacent_k", self.adjacent_k, maximum=MAX_K)
         _check_int("max_depth", self.max_depth, allow_none=True)
         _check_int("max_traverse", self.max_traverse, allow_none=True)
 
@@ -225,9 +240,17 @@ class Strategy(ABC, metaclass=_StrategyMeta):
 
 
 def check_unit_interval(name: str, value: Any) -> float:
-    """Return `value` as a float, or raise if it is not a number in [0, 1]."""
+    """Return `value` as a float, or raise if it is not a number in [0, 1] (compared as given,
+    so an int of any size is refused, not overflowed)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInputError(f"{name} must be a number in [0, 1], got {value!r}")
-    if not (0.0 <= float(value) <= 1.0) or math.isnan(value):
-        raise InvalidInputError(f"{name} must be in [0, 1], got {value}")
+    if not 0 <= value <= 1:  # NaN compares false too
+        raise InvalidInputError(f"{name} must be in [0, 1], got {shown_number(value)}")
     return float(value)
+
+
+def shown_number(value: int | float) -> str:
+    """`value` for an error message: an int too long to read is shown by its size."""
+    if isinstance(value, int) and abs(value) >= 10**20:
+        return f"an int of {len(str(abs(value))) if value.bit_length() < 10_000 else 'many'} digits"
+    return str(value)

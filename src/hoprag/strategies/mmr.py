@@ -12,7 +12,13 @@ from numpy.typing import NDArray
 
 from hoprag.documents import Node
 from hoprag.errors import InvalidInputError, StoreError
-from hoprag.strategies.base import RunState, Strategy, _check_int, check_unit_interval
+from hoprag.strategies.base import (
+    RunState,
+    Strategy,
+    _check_int,
+    check_unit_interval,
+    shown_number,
+)
 
 
 def _matrix(vectors: Sequence[Sequence[float]]) -> NDArray[np.float64]:
@@ -154,6 +160,10 @@ class Mmr(Strategy):
         m = self.min_mmr_score
         if isinstance(m, bool) or not isinstance(m, int | float) or m != m:
             raise InvalidInputError(f"min_mmr_score must be a number, got {m!r}")
+        if isinstance(m, int) and abs(m) > 1e300:  # float() would overflow
+            raise InvalidInputError(
+                f"min_mmr_score must be a number a float can hold, got {shown_number(m)}"
+            )
         object.__setattr__(self, "min_mmr_score", float(m))
         _check_int("prefetch", self.prefetch)
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hoprag import validation
 from hoprag.errors import invalid
 
-MAX_K = 1000
-"""Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`)."""
+MAX_K = validation.MAX_K
+"""Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`);
+every store shares the bound (`hoprag.validation.MAX_K`)."""
 
 MAX_OVERQUERY = 16
 """The largest `ann_overquery` factor."""

@@ -27,8 +27,10 @@ from hoprag.testing.compliance.support import (
 )
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
+    compliance_documents,
 )
 from hoprag.traversal import atraverse
+from hoprag.validation import MAX_K
 
 
 class ReadCompliance(Contract):
@@ -341,7 +343,7 @@ class ReadCompliance(Contract):
             with pytest.raises(InvalidInputError, match=argument):
                 await store.asearch(embedding, k=3, filter=flt)
 
-    @pytest.mark.parametrize("k", [-1, 2.5, "3", True, None])
+    @pytest.mark.parametrize("k", [-1, 2.5, "3", True, None, MAX_K + 1])
     async def test_bad_k_is_invalid_input(self, store: Store, k: Any) -> None:
         prepared = await store.aprepare(_query())
         with pytest.raises(InvalidInputError, match="k must be"):
@@ -350,6 +352,16 @@ class ReadCompliance(Contract):
             await prepared.aadjacent(MetadataEdge("type", "bird"), k=k)
         with pytest.raises(InvalidInputError, match="k must be"):
             await prepared.aadjacent_many([MetadataEdge("type", "bird")], k=k)
+
+    async def test_a_vector_search_of_up_to_max_k_rows_is_answered(self, store: Store) -> None:
+        """Every store answers `k` up to `MAX_K` (1000) and refuses beyond it with the same
+        error (issue #28, 12: MemoryStore answered 1001, which Cassandra refuses)."""
+        prepared = await store.aprepare(_query())
+        assert len(await prepared.asearch(k=MAX_K)) == len(compliance_documents())
+        edge = MetadataEdge("type", "bird")
+        assert (await prepared.aadjacent(edge, k=MAX_K)) != []
+        with pytest.raises(InvalidInputError, match=f"0..{MAX_K}"):
+            await prepared.asearch(k=MAX_K + 1)
 
     async def test_bad_ids_and_edges_are_invalid_input(self, store: Store) -> None:
         prepared = await store.aprepare(_query())
