@@ -22,6 +22,10 @@ MAX_K = 1000
 store: Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`),
 and the other stores refuse what it refuses, so that the same call gets the same error."""
 
+MAX_DIMENSION = 8192
+"""The largest vector dimension a table holds (SAI's default vector term limit: 32 KiB of
+float32)."""
+
 MIN_NORM = 1e-9
 MAX_NORM = 1e9
 """A vector's Euclidean norm must lie in MIN_NORM..MAX_NORM: the product of two squared norms

@@ -454,3 +454,23 @@ def test_a_filter_date_beyond_year_1_at_utc_is_exit_2_naming_the_flag(
     err = capsys.readouterr().err
     assert code == 2
     assert "--filter" in err and "filter['on']['$gte']" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--embedding", "hash:0"], "--embedding hash:DIM"),
+        (["--embedding", "hash:²"], "--embedding hash:DIM"),
+        (["--embedding", "hash:99999"], "--embedding hash:DIM"),
+        (["--speculation", "²"], "--speculation"),
+        (["--contact-points", "127.0.0.1:²"], "bad port"),
+    ],
+)
+def test_a_bad_flag_value_is_exit_2_naming_the_flag_not_a_failure(
+    capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    """Issue #28, 15: these exited 1 with "ValueError: ..."."""
+    code = main(["query", "q", "--table", "t", "--edges", "a:a", *flags])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert named in err and "ValueError" not in err and "Traceback" not in err

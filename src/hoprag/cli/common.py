@@ -34,12 +34,14 @@ def make_embedding(spec: str, *, cache: bool = True) -> Any:
     name, _, arg = spec.partition(":")
     if name == "hash":
         from hoprag.embeddings import HashEmbedding
+        from hoprag.validation import MAX_DIMENSION
 
-        try:
-            dim = int(arg) if arg else 64
-        except ValueError:
-            raise CliError(f"--embedding hash:DIM needs an integer DIM, got {arg!r}", 2) from None
-        return HashEmbedding(dim)
+        if arg and not (arg.isascii() and arg.isdigit() and 2 <= int(arg) <= MAX_DIMENSION):
+            raise CliError(
+                f"--embedding hash:DIM needs an integer DIM in 2..{MAX_DIMENSION}, got {clip(arg)}",
+                2,
+            )
+        return HashEmbedding(int(arg) if arg else 64)
     if name == "minilm":
         try:
             from hoprag.embeddings import CachedEmbedding, MiniLMEmbedding

@@ -194,7 +194,7 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     strategy = make_strategy(args)
     spec = args.speculation
     args.speculation = check_speculation(
-        int(spec) if spec.isdigit() else spec, what="--speculation"
+        int(spec) if spec.isascii() and spec.isdigit() else spec, what="--speculation"
     )
     check_overquery(args.ann_overquery, what="--ann-overquery")
     check_output_options(args)

@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.stores.cassandra import guards
 from hoprag.stores.cassandra.names import check_name
-from hoprag.stores.cassandra.schema import MAX_DIMENSION
-from hoprag.validation import check_field
+from hoprag.validation import MAX_DIMENSION, check_field
 
 Mode = Literal["hoprag", "cassio"]
 _BOOL = "True or False"

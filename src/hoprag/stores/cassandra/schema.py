@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from hoprag.errors import InvalidInputError, StoreError
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.names import check_name
+from hoprag.validation import MAX_DIMENSION
 
 if TYPE_CHECKING:
     from hoprag.stores.cassandra.config import CassandraConfig
     from hoprag.stores.cassandra.layouts import Layout
 
-MAX_DIMENSION = 8192  # SAI's default vector term limit (32 KiB of float32)
 # DDL waits for schema agreement and, for CREATE INDEX, for the index build to be registered;
 # on a busy two-core node that can take far longer than a query's timeout.
 DDL_TIMEOUT_S = 120.0

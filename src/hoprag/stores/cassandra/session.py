@@ -28,7 +28,7 @@ def parse_contact_points(value: str | Sequence[str]) -> list[tuple[str, int]]:
         host, _, port = part.rpartition(":") if part.count(":") == 1 else (part, "", "")
         if not host:
             host, port = part, ""
-        if port and not port.isdigit():
+        if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
             raise InvalidInputError(f"contact point {part!r} has a bad port; expected host[:port]")
         points.append((host, int(port) if port else DEFAULT_PORT))
     if not points:
