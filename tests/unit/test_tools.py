@@ -25,6 +25,7 @@ from hoprag.tools import (
     Value,
     film_search_tool,
 )
+from hoprag.tools.mcp import call_result
 from hoprag.tools.tool import merge_filters
 
 
@@ -422,3 +423,15 @@ async def test_the_langchain_tool_takes_a_plain_string_as_its_topic(tool: Search
     expected = (await tool.arun(topic="western")).text
     assert await lc.ainvoke("western") == expected
     assert lc.invoke("western") == expected
+
+
+async def test_a_range_beyond_what_a_filter_holds_is_refused_naming_the_parameter(
+    tool: SearchTool,
+) -> None:
+    """Issue #28, 10: year_from=2**63 passed the argument check and failed in the filter,
+    whose message named filter['year']['$gte'] instead of year_from."""
+    with pytest.raises(InvalidInputError, match=r"^year_from must be an integer") as info:
+        await tool.arun(topic="war", year_from=2**63)
+    assert info.value.argument == "year_from" and "filter[" not in str(info.value)
+    result = await call_result(tool, {"topic": "war", "year_to": -(2**63) - 1})
+    assert result.isError and result.content[0].text.startswith("Invalid arguments: year_to")

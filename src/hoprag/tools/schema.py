@@ -37,7 +37,7 @@ from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Filter, compile_filter
 from hoprag.resolve import MAX_TEXT_CHARS
 from hoprag.scopes import MAX_SCOPE_DEPTH
-from hoprag.validation import check_field, check_int
+from hoprag.validation import MAX_INT, MIN_INT, check_field, check_int
 
 __all__ = [
     "MAX_LIMIT",
@@ -249,18 +249,34 @@ class Range:
     def pydantic_field(self) -> tuple[Any, Any]:
         """The pydantic (annotation, field) of this parameter (a strict number: no strings,
         no booleans)."""
-        info = Field(
-            None, description=self.description, strict=True, ge=self.minimum, le=self.maximum
-        )
+        lo, hi = self.bounds
+        info = Field(None, description=self.description, strict=True, ge=lo, le=hi)
         return self.kind | None, info
+
+    @property
+    def bounds(self) -> tuple[float | None, float | None]:
+        """The (minimum, maximum) a call may give: the declared ones, and for an int at most
+        what the filter language holds (int64), so that a call beyond it is refused naming
+        this parameter, not the filter built from it."""
+        if self.kind is not int:
+            return self.minimum, self.maximum
+        lo = MIN_INT if self.minimum is None else max(self.minimum, MIN_INT)
+        hi = MAX_INT if self.maximum is None else min(self.maximum, MAX_INT)
+        return lo, hi
 
     def allowed(self) -> str:
         """What a call may give, for error messages."""
         kind = "an integer" if self.kind is int else "a number"
-        lo = "" if self.minimum is None else f" >= {self.minimum:g}"
-        hi = "" if self.maximum is None else f" <= {self.maximum:g}"
-        both = " and".join(p for p in (lo, hi) if p)
+        lo, hi = self.bounds
+        lo_text = "" if lo is None else f" >= {_bound_text(lo)}"
+        hi_text = "" if hi is None else f" <= {_bound_text(hi)}"
+        both = " and".join(p for p in (lo_text, hi_text) if p)
         return f"{kind}{both}, or null"
+
+
+def _bound_text(bound: float) -> str:
+    """A bound for a message: an int as it is, a float in its short form."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
 
 
 @dataclass(frozen=True, slots=True)
