@@ -474,3 +474,21 @@ def test_a_bad_flag_value_is_exit_2_naming_the_flag_not_a_failure(
     err = capsys.readouterr().err
     assert code == 2, err
     assert named in err and "ValueError" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        ([], "--topic"),  # nothing to rank by and nothing to list
+        (["--topic", "war", "--actor", "!!!"], "--actor"),  # no letter or digit
+        (["--topic", "war", "--year-to", str(2**63)], "--year-to"),  # beyond the filter's int64
+    ],
+)
+def test_hoprag_ask_checks_the_whole_call_before_it_connects(
+    capsys: pytest.CaptureFixture[str], flags: list[str], named: str
+) -> None:
+    """Issue #28, 11: these reached the node ("no Cassandra node answered", exit 1)."""
+    code = main(["ask", *flags, "--contact-points", "127.0.0.1:1"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"hoprag: error: {named}:") and "127.0.0.1:1" not in err

@@ -50,6 +50,7 @@ def check_ask_args(args: argparse.Namespace) -> dict[str, Any]:
     ranges, one scope), before anything connects."""
     from hoprag.stores.cassandra.names import check_name
     from hoprag.tools import film_parameters
+    from hoprag.tools.films import FILM_ORDER_FIELD
     from hoprag.tools.schema import build_args_model
     from hoprag.tools.tool import check_call
 
@@ -64,7 +65,8 @@ def check_ask_args(args: argparse.Namespace) -> dict[str, Any]:
     given = {p.name: getattr(args, f"tool_{p.name}") for p in params}
     given = {k: v for k, v in given.items() if v is not None}
     try:
-        check_call(build_args_model("film_search", "films", params), params, given)
+        model = build_args_model("film_search", "films", params)
+        check_call(model, params, given, order_field=FILM_ORDER_FIELD, noun="films")
     except InvalidInputError as exc:  # name the flag, not the parameter
         raise CliError(f"{_ask_flag(exc.argument or '')}: {exc}", 2) from None
     return given

@@ -14,7 +14,10 @@ from hoprag.stores.base import Store
 from hoprag.tools.schema import Choice, Entity, Limit, Parameter, Range, Topic, Value
 from hoprag.tools.tool import SearchTool
 
-__all__ = ["FILM_GENRES", "film_parameters", "film_search_tool"]
+__all__ = ["FILM_GENRES", "FILM_ORDER_FIELD", "film_parameters", "film_search_tool"]
+
+FILM_ORDER_FIELD = "year"
+"""What the films tool lists by, newest first, when a call gives no topic."""
 
 FILM_GENRES = (
     "Action", "Adventure", "Animation", "Biography", "Comedy", "Crime", "Documentary", "Drama",
@@ -84,7 +87,7 @@ def film_search_tool(store: Store) -> SearchTool:
         DESCRIPTION,
         store,
         film_parameters(),
-        order_field="year",
+        order_field=FILM_ORDER_FIELD,
         noun="films",
         examples=[
             {"topic": "western", "actor": "Henry Fonda", "reviews": "positive"},

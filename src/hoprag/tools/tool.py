@@ -41,7 +41,7 @@ from pydantic import BaseModel
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Filter
 from hoprag.recording import Call, record_statements
-from hoprag.resolve import Candidate
+from hoprag.resolve import Candidate, check_resolve
 from hoprag.scopes import Scope
 from hoprag.search import asearch
 from hoprag.stats import TraversalResult
@@ -148,15 +148,59 @@ def _scope_dict(scope: Scope | None) -> dict[str, Any] | None:
 
 
 def check_call(
-    model: type[BaseModel], parameters: Sequence[Parameter], arguments: Mapping[str, Any]
+    model: type[BaseModel],
+    parameters: Sequence[Parameter],
+    arguments: Mapping[str, Any],
+    *,
+    order_field: str | None = "year",
+    noun: str = "documents",
 ) -> dict[str, Any]:
     """A call's arguments checked by `model` (`validate_arguments`), then as a whole: at most
-    one scope entity given, no `gte` range above an `lte` range on the same field. Needs no
-    store, so a command line can check a call before it connects."""
+    one scope entity given, no `gte` range above an `lte` range on the same field, each
+    entity's text one that can be resolved (`hoprag.resolve.check_resolve`), and a topic
+    unless the tool lists by `order_field` and another parameter narrows the listing. The one
+    check of a call: it needs no store, so a command line runs it before it connects."""
     values = validate_arguments(model, parameters, arguments)
     _check_one_scope(parameters, values)
     _check_ranges_meet(parameters, values)
+    _check_entity_texts(parameters, values)
+    _check_topic(parameters, values, order_field, noun)
     return values
+
+
+def _check_entity_texts(parameters: Sequence[Parameter], values: Mapping[str, Any]) -> None:
+    """Refuse an entity text no store could resolve (no letter or digit, too long), naming
+    the parameter."""
+    for entity in (p for p in parameters if isinstance(p, Entity)):
+        text = values[entity.name]
+        if text is None:
+            continue
+        try:
+            check_resolve(text, entity.fields, RESOLVE_LIMIT)
+        except InvalidInputError as exc:
+            raise invalid(entity.name, text, exc.allowed or entity.allowed()) from None
+
+
+def _check_topic(
+    parameters: Sequence[Parameter], values: Mapping[str, Any], order_field: str | None, noun: str
+) -> None:
+    """Refuse a call without a topic unless the tool lists by `order_field` and another
+    parameter narrows the listing."""
+    topics = [p for p in parameters if isinstance(p, Topic)]
+    if topics and values[topics[0].name] is not None:
+        return
+    name = topics[0].name if topics else "topic"
+    if order_field is None:
+        raise invalid(name, None, "a text (this tool ranks only by its topic)")
+    narrowing = [p for p in parameters if not isinstance(p, Topic | Limit)]
+    if all(values[p.name] is None for p in narrowing):
+        others = ", ".join(p.name for p in narrowing)
+        raise invalid(
+            name,
+            None,
+            f"a text, unless one of {others} narrows the search",
+            hint=f"without a topic the newest {noun} matching the others are listed",
+        )
 
 
 def _check_one_scope(parameters: Sequence[Parameter], values: Mapping[str, Any]) -> None:
@@ -258,7 +302,13 @@ class SearchTool:
     def check_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The checked arguments of a call (every parameter present, None when not given), or
         an `InvalidInputError` naming the parameter (see the module docstring, step 1)."""
-        return check_call(self.args_schema, self.parameters, arguments)
+        return check_call(
+            self.args_schema,
+            self.parameters,
+            arguments,
+            order_field=self.order_field,
+            noun=self.noun,
+        )
 
     def _of(self, kind: type[Any]) -> list[Any]:
         return [p for p in self.parameters if isinstance(p, kind)]
@@ -360,17 +410,7 @@ class SearchTool:
         k = values[limits[0].name] if limits else DEFAULT_LIMIT
         if topic is not None:
             return topic, check_int("limit", k, minimum=1), None
-        name = topics[0].name if topics else "topic"
-        if self.order_field is None:
-            raise invalid(name, None, "a text (this tool ranks only by its topic)")
-        if scope is None and flt is None:
-            others = ", ".join(p.name for p in self.parameters if not isinstance(p, Topic | Limit))
-            raise invalid(
-                name,
-                None,
-                f"a text, unless one of {others} narrows the search",
-                hint=f"without a topic the newest {self.noun} matching the others are listed",
-            )
+        assert self.order_field is not None  # check_call: no topic needs an order field
         return None, k, f"-{self.order_field}"
 
     async def _search(
