@@ -13,11 +13,13 @@ from langchain_core.tools import StructuredTool
 
 from films_sql import film_genres, films_sharing_a_director_with, films_where
 from hoprag.datasets.films import load_films, movies_db_path
+from hoprag.documents import Document
 from hoprag.embeddings.hash import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.stores.memory import MemoryStore
 from hoprag.tools import (
     FILM_GENRES,
+    Choice,
     Entity,
     Range,
     SearchTool,
@@ -435,3 +437,39 @@ async def test_a_range_beyond_what_a_filter_holds_is_refused_naming_the_paramete
     assert info.value.argument == "year_from" and "filter[" not in str(info.value)
     result = await call_result(tool, {"topic": "war", "year_to": -(2**63) - 1})
     assert result.isError and result.content[0].text.startswith("Invalid arguments: year_to")
+
+
+async def test_a_listing_of_too_many_names_the_tools_own_parameters(tool: SearchTool) -> None:
+    """Issue #28, 13: the message advised order_by, Scope and max_size, which an agent
+    calling the tool cannot set."""
+    with pytest.raises(InvalidInputError) as info:
+        await tool.arun(country="United States")
+    message = str(info.value)
+    assert "more than 10,000 films" in message and "give a topic" in message
+    assert "genre" in message and "year_from" in message
+    for internal in ("order_by", "Scope", "max_size", "filter"):
+        assert internal not in message
+    assert info.value.argument == "country"
+
+
+async def test_a_scope_too_large_names_the_tools_own_parameters() -> None:
+    store = MemoryStore(HashEmbedding(8))
+    people = [Document("p", "a person", {"cast": ["Ann Lee"], "director": "Bo"})]
+    many = [Document(f"d{i}", f"film {i}", {"director": "Bo"}) for i in range(10_001)]
+    store.add(people + many)
+    scoped = SearchTool(
+        "films",
+        "Films.",
+        store,
+        [
+            Topic("Topic."),
+            Entity("with_actor", ["cast"], "An actor.", scope_edges=[("director", "director")]),
+            Choice("kind", {"any": {"director": "Bo"}}, "A kind."),
+        ],
+    )
+    with pytest.raises(InvalidInputError) as info:
+        await scoped.arun(topic="war", with_actor="Ann Lee")
+    message = str(info.value)
+    assert "the search through with_actor would reach more than 10,000 documents" in message
+    assert "add one of kind" in message
+    assert "max_depth" not in message and "max_size" not in message

@@ -42,7 +42,7 @@ from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Filter
 from hoprag.recording import Call, record_statements
 from hoprag.resolve import Candidate, check_resolve
-from hoprag.scopes import Scope
+from hoprag.scopes import DEFAULT_MAX_SIZE, Scope, ScopeTooLargeError
 from hoprag.search import asearch
 from hoprag.stats import TraversalResult
 from hoprag.stores.base import Store
@@ -431,19 +431,44 @@ class SearchTool:
             result = await asearch(
                 topic, store=self.store, k=k, scope=scope, filter=flt, order_by=order_by
             )
+        except ScopeTooLargeError as exc:
+            raise self._too_many(scope, f"reach more than {exc.max_size:,}", values) from None
         except InvalidInputError as exc:
             if topic is not None or exc.argument != "filter":
                 raise
-            name = self._of(Topic)[0].name if self._of(Topic) else "topic"
-            raise InvalidInputError(
-                f"without a {name}, the newest {self.noun} matching the other parameters are "
-                f"listed, and those cannot be listed: {exc}; give a {name} or narrow the search",
-                argument=name,
-                value=None,
-                allowed=f"a {name}, or parameters matching fewer {self.noun}",
-            ) from None
+            raise self._too_many(None, f"match more than {DEFAULT_MAX_SIZE:,}", values) from None
         statements.extend(_cql(log[mark:]))
         return result
+
+    def _too_many(
+        self, scope: Scope | None, how: str, values: Mapping[str, Any]
+    ) -> InvalidInputError:
+        """The error of a call whose scope or listing holds too many documents, naming only
+        what the caller can change: this tool's own parameters (the store's limits, `Scope`
+        and `max_size` are not the caller's to set)."""
+        given = [
+            p.name
+            for p in self.parameters
+            if not isinstance(p, Limit) and values.get(p.name) is not None
+        ]
+        narrowing = [
+            p.name
+            for p in self.parameters
+            if not isinstance(p, Topic | Limit) and values.get(p.name) is None
+        ]
+        scoped = [e.name for e in self._of(Entity) if e.is_scope and values.get(e.name)]
+        what = f"the search through {scoped[0]}" if scope and scoped else "the listing"
+        topic = self._of(Topic)[0].name if self._of(Topic) else None
+        fix = f"add one of {', '.join(narrowing)}" if narrowing else "narrow a parameter"
+        if topic is not None and scope is None:
+            fix = f"give a {topic}, or {fix}"
+        return InvalidInputError(
+            f"{what} would {how} {self.noun} with {', '.join(given) or 'these arguments'}; "
+            f"{fix} to narrow the search",
+            argument=given[0] if given else topic,
+            value=None,
+            allowed=f"arguments matching fewer {self.noun}",
+        )
 
     # -- agents ------------------------------------------------------------------------------
 
