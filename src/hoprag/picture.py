@@ -89,7 +89,10 @@ def _script_json(value: Any) -> str:
 
 
 def _number(value: float) -> str:
-    """A score as shown: three decimals, or `-inf` / `inf` / `nan`."""
+    """A score as shown: three decimals, `-inf` / `inf`, or a dash for none (NaN: a listing
+    without a query scores nothing)."""
+    if math.isnan(value):
+        return "\u2013"
     return f"{value:.3f}" if math.isfinite(value) else str(value)
 
 

@@ -5,6 +5,7 @@ statements that carry values only as parameters, the JSON schema, and the LangCh
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -473,3 +474,30 @@ async def test_a_scope_too_large_names_the_tools_own_parameters() -> None:
     assert "the search through with_actor would reach more than 10,000 documents" in message
     assert "add one of kind" in message
     assert "max_depth" not in message and "max_size" not in message
+
+
+async def test_a_listing_shows_no_score_and_a_dotted_title_field_is_read(
+    store: MemoryStore,
+) -> None:
+    """Issue #28, 18: a listing's picture showed "nan" as every score, and a dotted
+    title_field was accepted but the answer showed the id."""
+    nested = MemoryStore(HashEmbedding(8))
+    nested.add(
+        [
+            Document(f"f{i}", f"film {i}", {"info": {"name": f"Film {i}"}, "year": 2000 + i})
+            for i in range(3)
+        ]
+    )
+    tool = SearchTool(
+        "films",
+        "Films.",
+        nested,
+        [Topic("Topic."), Range("year_from", "year", "gte", "From.")],
+        title_field="info.name",
+    )
+    answer = await tool.arun(year_from=2000)  # no topic: the newest first, unscored
+    assert answer.text.startswith("[1] Film 2 (2002), id: f2")
+    assert [r["title"] for r in answer.to_dict()["results"]] == ["Film 2", "Film 1", "Film 0"]
+    page = answer.html(title="listing")
+    assert re.search(r"\bnan\b", page, re.IGNORECASE) is None
+    assert ">\u2013</text>" in page

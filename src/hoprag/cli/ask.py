@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hoprag.cli.common import CliError, make_embedding, open_session
 from hoprag.cli.query import check_html_path, open_query_store
 from hoprag.errors import InvalidInputError
 from hoprag.termsafe import safe, safe_json
-
-if TYPE_CHECKING:
-    pass
 
 # --- ask --------------------------------------------------------------------------------------
 
@@ -85,6 +83,8 @@ def print_ask_answer(answer: Any, explain: bool) -> None:
     """The results as a numbered table of the tool's year and title fields (or the follow-up
     question), then with `explain` the statements with their parameters and the search's
     stats."""
+    from hoprag.tools.answer import field_of
+
     if answer.follow_up is not None:
         print(safe(answer.follow_up.question))
     elif not answer.nodes:
@@ -93,9 +93,11 @@ def print_ask_answer(answer: Any, explain: bool) -> None:
         title_field, year_field = answer.title_field, answer.year_field
         print(f"{'#':>3}  {'id':<12} {safe(year_field):>4}  {'score':>6}  {safe(title_field)}")
         for i, n in enumerate(answer.nodes, 1):
-            year = n.metadata.get(year_field, "")
-            print(f"{i:>3}  {safe(n.id):<12} {safe(year):>4}  {n.similarity_score:6.3f}  "
-                  f"{safe(n.metadata.get(title_field, ''))}")  # fmt: skip
+            year, title = field_of(n, year_field), field_of(n, title_field)
+            score = n.similarity_score
+            shown = "\u2013" if math.isnan(score) else f"{score:.3f}"  # a listing scores nothing
+            print(f"{i:>3}  {safe(n.id):<12} {safe('' if year is None else year):>4}  "
+                  f"{shown:>6}  {safe('' if title is None else title)}")  # fmt: skip
     if not explain:
         return
     print()

@@ -25,6 +25,7 @@ from datetime import date, datetime
 from typing import Any
 
 from hoprag.documents import Node
+from hoprag.edges import MISSING, nested_get
 from hoprag.resolve import Candidate
 from hoprag.stats import TraversalStats
 
@@ -163,8 +164,8 @@ class ToolAnswer:
         results = [
             {
                 "id": n.id,
-                "title": jsonable(n.metadata.get(self.title_field)),
-                "year": jsonable(n.metadata.get(self.year_field)),
+                "title": jsonable(field_of(n, self.title_field)),
+                "year": jsonable(field_of(n, self.year_field)),
                 "score": jsonable(float(n.similarity_score)),
                 "depth": n.depth,
                 "path": list(n.path.nodes),
@@ -184,6 +185,13 @@ class ToolAnswer:
         }
 
 
+def field_of(node: Node, name: str) -> Any:
+    """The node's metadata field `name` (a dotted name reaches into nested objects, as in
+    filters and edges), or None when it has none."""
+    value = nested_get(node.metadata, name)
+    return None if value is MISSING else value
+
+
 def render_nodes(
     nodes: Sequence[Node], *, title_field: str = "title", year_field: str = "year", noun: str
 ) -> str:
@@ -193,8 +201,8 @@ def render_nodes(
         return f"No {noun} matched the search."
     out = []
     for i, n in enumerate(nodes, 1):
-        title = n.metadata.get(title_field) or n.id
-        year = n.metadata.get(year_field)
+        title = field_of(n, title_field) or n.id
+        year = field_of(n, year_field)
         head = f"[{i}] {title}" + (f" ({year})" if year not in (None, "") else "")
         out.append(f"{head}, id: {n.id}\n{n.content}")
     return "\n\n".join(out)
