@@ -260,4 +260,5 @@ def test_ask_refuses_a_malformed_argument_with_exit_2_before_connecting(
 def test_ask_without_any_search_parameter_is_a_one_line_error(films: Films) -> None:
     r = films.ask("--limit", "5")
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.startswith("hoprag: error: topic must be a text, unless one of actor")
+    # Refused before connecting, naming the flag (issue #28, 11).
+    assert r.stderr.startswith("hoprag: error: --topic: topic must be a text, unless one of actor")

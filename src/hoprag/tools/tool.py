@@ -446,29 +446,34 @@ class SearchTool:
         """The error of a call whose scope or listing holds too many documents, naming only
         what the caller can change: this tool's own parameters (the store's limits, `Scope`
         and `max_size` are not the caller's to set)."""
-        given = [
-            p.name
-            for p in self.parameters
-            if not isinstance(p, Limit) and values.get(p.name) is not None
-        ]
-        narrowing = [
+        given = [n for n in self._names(values, given=True) if n not in self._names_of(Limit)]
+        narrowing = self._names(values, given=False)
+        scoped = [e.name for e in self._of(Entity) if e.is_scope and values.get(e.name)]
+        what = f"the search through {scoped[0]}" if scope and scoped else "the listing"
+        topics = self._names_of(Topic)
+        fix = f"add one of {', '.join(narrowing)}" if narrowing else "narrow a parameter"
+        if topics and scope is None:
+            fix = f"give a {topics[0]}, or {fix}"
+        return InvalidInputError(
+            f"{what} would {how} {self.noun} with {', '.join(given) or 'these arguments'}; "
+            f"{fix} to narrow the search",
+            argument=given[0] if given else (topics[0] if topics else None),
+            value=None,
+            allowed=f"arguments matching fewer {self.noun}",
+        )
+
+    def _names_of(self, kind: type[Any]) -> list[str]:
+        return [p.name for p in self._of(kind)]
+
+    def _names(self, values: Mapping[str, Any], *, given: bool) -> list[str]:
+        """The parameters given in `values` (`given`), or the narrowing ones not given."""
+        if given:
+            return [p.name for p in self.parameters if values.get(p.name) is not None]
+        return [
             p.name
             for p in self.parameters
             if not isinstance(p, Topic | Limit) and values.get(p.name) is None
         ]
-        scoped = [e.name for e in self._of(Entity) if e.is_scope and values.get(e.name)]
-        what = f"the search through {scoped[0]}" if scope and scoped else "the listing"
-        topic = self._of(Topic)[0].name if self._of(Topic) else None
-        fix = f"add one of {', '.join(narrowing)}" if narrowing else "narrow a parameter"
-        if topic is not None and scope is None:
-            fix = f"give a {topic}, or {fix}"
-        return InvalidInputError(
-            f"{what} would {how} {self.noun} with {', '.join(given) or 'these arguments'}; "
-            f"{fix} to narrow the search",
-            argument=given[0] if given else topic,
-            value=None,
-            allowed=f"arguments matching fewer {self.noun}",
-        )
 
     # -- agents ------------------------------------------------------------------------------
 
