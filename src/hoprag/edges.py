@@ -9,7 +9,7 @@ from typing import Any
 
 from hoprag.documents import Document
 from hoprag.errors import invalid
-from hoprag.validation import json_value
+from hoprag.validation import is_id, json_value
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -308,8 +308,8 @@ class MetadataEdgeFunction:
                     vals = values.get(name)
                     if vals is None:
                         vals = values[name] = self._values(doc, name)
-                    if target == ID_FIELD:  # an empty value names no document: no edge
-                        edges = [IdEdge._trusted(i) for i in map(str, vals) if i]
+                    if target == ID_FIELD:  # a value that cannot be an id: no edge
+                        edges = [IdEdge._trusted(i) for i in map(str, vals) if is_id(i)]
                     else:  # checked spec, scalar values
                         edges = [MetadataEdge._trusted(target, v) for v in vals]
                     made[(target, name)] = edges

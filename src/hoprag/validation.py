@@ -22,6 +22,10 @@ MAX_K = 1000
 store: Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`),
 and the other stores refuse what it refuses, so that the same call gets the same error."""
 
+MAX_ID_BYTES = 65_535
+"""The longest document id, in bytes of UTF-8: Cassandra refuses a longer partition key, and
+every store refuses what it refuses, before anything is written."""
+
 MAX_DIMENSION = 8192
 """The largest vector dimension a table holds (SAI's default vector term limit: 32 KiB of
 float32)."""
@@ -184,8 +188,34 @@ def check_ids(ids: Any, *, what: str = "ids") -> list[str]:
             raise invalid(f"every id in {what}", i, "a non-empty string")
         if not i.isascii():
             check_text(i, f"every id in {what}")
+        if len(i) * 4 > MAX_ID_BYTES:
+            _check_id_length(i, f"every id in {what}")
         out[i] = None
     return list(out)
+
+
+def is_id(value: str) -> bool:
+    """Whether a string can be a document id (non-empty, at most `MAX_ID_BYTES` of UTF-8): a
+    stored value that cannot name a document (an id edge's `""` or a huge string) makes no
+    edge instead of failing every read that reaches it."""
+    if not value:
+        return False
+    return len(value) * 4 <= MAX_ID_BYTES or len(value.encode("utf-8", "surrogatepass")) <= (
+        MAX_ID_BYTES
+    )
+
+
+def _check_id_length(value: str, what: str) -> None:
+    """Refuse an id longer than `MAX_ID_BYTES` of UTF-8 (the caller checked it is text)."""
+    size = len(value.encode("utf-8"))
+    if size > MAX_ID_BYTES:
+        raise InvalidInputError(
+            f"{what} has {size:,} bytes of UTF-8, more than the {MAX_ID_BYTES:,} an id may have "
+            "(Cassandra's partition key limit, which every store keeps)",
+            argument=what,
+            value=f"<an id of {size} bytes>",
+            allowed=f"an id of at most {MAX_ID_BYTES} bytes of UTF-8",
+        )
 
 
 def check_text(value: str, what: str) -> str:
@@ -408,6 +438,8 @@ def check_documents(documents: Any) -> list[Document]:
         if not isinstance(doc.id, str) or not doc.id:
             raise invalid(f"documents[{n}].id", doc.id, "a non-empty string")
         check_text(doc.id, f"documents[{n}].id")
+        if len(doc.id) * 4 > MAX_ID_BYTES:
+            _check_id_length(doc.id, f"documents[{n}].id")
         if not isinstance(doc.content, str):
             raise invalid(f"content of document {doc.id!r}", doc.content, "a string")
         check_text(doc.content, f"content of document {doc.id!r}")

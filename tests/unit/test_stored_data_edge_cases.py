@@ -64,3 +64,11 @@ async def test_a_query_prepared_on_an_empty_store_is_checked_against_what_was_ad
     with pytest.raises(InvalidInputError, match="query embedding"):
         await short.aget(["a"])
     assert [h.id for h in await same.asearch(k=3)] == ["a"]
+
+
+def test_a_stored_id_value_longer_than_an_id_makes_no_id_edge() -> None:
+    """A reference of 70,000 characters cannot name a document (ids are at most
+    `MAX_ID_BYTES`), so it makes no edge instead of failing every read that reaches it."""
+    doc = Document("a", "", {"links": ["x" * 70_000, "b"]})
+    edges = MetadataEdgeFunction([("links", "$id")])(doc)
+    assert {e.describe() for e in edges.outgoing} == {"$id=b"}

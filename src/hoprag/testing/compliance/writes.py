@@ -1,4 +1,5 @@
-"""Writes: an upsert replaces, documents without an embedding are embedded."""
+"""Writes: an upsert replaces, documents without an embedding are embedded, an id longer
+than any store keeps is refused before anything is written."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
 from hoprag.embeddings.hash import HashEmbedding
+from hoprag.errors import InvalidInputError
 from hoprag.stores.base import Store
 from hoprag.testing.compliance.support import (
     TOL,
@@ -17,10 +19,12 @@ from hoprag.testing.compliance.support import (
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
 )
+from hoprag.validation import MAX_ID_BYTES
 
 
 class WriteCompliance(Contract):
-    """Writes: an upsert replaces, documents without an embedding are embedded."""
+    """Writes: an upsert replaces, documents without an embedding are embedded, an id longer
+    than any store keeps is refused before anything is written."""
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -46,3 +50,18 @@ class WriteCompliance(Contract):
         hits = await store.asearch(q, k=1)
         assert _ids(hits) == ["new"]
         assert hits[0].score == pytest.approx(1.0, abs=TOL)
+
+    @writes
+    async def test_an_id_longer_than_any_store_keeps_is_refused_before_writing(
+        self, store: Store
+    ) -> None:
+        """Every store refuses an id over `MAX_ID_BYTES` of UTF-8 before anything is written
+        (issue #28: Cassandra refused the partition key mid-load, MemoryStore kept it)."""
+        vec = [1.0] + [0.0] * (COMPLIANCE_DIM - 1)
+        long_id = "é" * (MAX_ID_BYTES // 2 + 1)  # 65,536 bytes of UTF-8 in 32,768 characters
+        batch = [Document("fresh", "first", {}, vec), Document(long_id, "second", {}, vec)]
+        with pytest.raises(InvalidInputError, match=r"documents\[1\]\.id has 65,536 bytes"):
+            await store.aadd(batch)
+        assert await store.aget(["fresh"]) == []  # nothing of the batch was written
+        with pytest.raises(InvalidInputError, match="bytes of UTF-8"):
+            await store.aget([long_id])
