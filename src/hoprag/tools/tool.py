@@ -400,9 +400,7 @@ class SearchTool:
                 parts.append({p.field: value})
         return scope, merge_filters(parts)
 
-    def _ranking(
-        self, values: Mapping[str, Any], scope: Scope | None, flt: Any
-    ) -> tuple[str | None, int, str | None]:
+    def _ranking(self, values: Mapping[str, Any]) -> tuple[str | None, int, str | None]:
         """(topic, k, order_by) of a call."""
         topics = self._of(Topic)
         topic = values[topics[0].name] if topics else None
@@ -421,7 +419,7 @@ class SearchTool:
         log: list[Call],
     ) -> TraversalResult:
         scope, flt = self.query(values, resolved)
-        topic, k, order_by = self._ranking(values, scope, flt)
+        topic, k, order_by = self._ranking(values)
         statements.append(
             Statement("search", SEARCH_TEXT, {"query": topic, "k": k, "scope": _scope_dict(scope),
                       "filter": flt, "order_by": order_by})
