@@ -756,7 +756,8 @@ def verdict(phases: Sequence[PhaseResult], check: Mapping[str, Any]) -> list[str
         if p.wrong_nodes:
             bad.append(f"{where}: {p.wrong_nodes} wrong nodes, e.g. {p.wrong_examples[:3]}")
         if p.failed:
-            bad.append(f"{where}: {p.failed} traversals failed: {p.failures}")
+            examples = p.failure_examples[:2]
+            bad.append(f"{where}: {p.failed} traversals failed: {p.failures}, e.g. {examples}")
         for level, counts in p.probes.items():
             if level == "ALL":  # errors are expected there, a miss is not
                 fails = {k: n for k, n in counts.items() if k == "missing"}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 from cassandra.cqltypes import lookup_casstype
@@ -646,6 +647,102 @@ async def test_a_transient_failure_in_a_burst_is_retried_alone(
     got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
     assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(6)]
     assert len(session.futures) == (6 if at_submit else 7)  # edge 4 answered once or twice
+    assert store.in_flight == 0
+    store.close()
+
+
+def _read_failure(reason: int) -> Exception:
+    from cassandra import ConsistencyLevel, ReadFailure
+
+    return ReadFailure(
+        "Operation failed",
+        consistency=ConsistencyLevel.ONE,
+        required_responses=1,
+        received_responses=0,
+        failures=1,
+        error_code_map={"127.0.0.33": reason},
+    )
+
+
+async def test_a_replica_whose_index_is_not_queryable_yet_is_a_transient_read_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # INDEX_NOT_AVAILABLE (6): a restarted node answering before its SAI indexes are queryable.
+    from hoprag.stores.cassandra import executor
+
+    monkeypatch.setattr(executor, "READ_RETRY_DELAY", 0.001)
+    session = BurstSession(fail={2: _read_failure(6)})
+    store = _burst_store(session, max_in_flight=8)
+    edges = [MetadataEdge("t", v) for v in range(4)]
+    got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(4)]
+    assert len(session.futures) == 5  # edge 2 answered on its second try
+    store.close()
+
+
+class _TimesOut(BurstSession):
+    """Edge 2's query times out on the server `times` times in a row, then answers."""
+
+    def __init__(self, times: int) -> None:
+        super().__init__()
+        self.left = times
+
+    def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
+        from cassandra import ReadTimeout
+
+        if params[1] == "t=2" and self.left > 0:
+            self.left -= 1
+            self.fail[2] = ReadTimeout("Operation timed out - received only 0 responses.")
+        return super().execute_async(stmt, params, **kw)
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hoprag.stores.cassandra import executor
+
+    monkeypatch.setattr(executor, "READ_RETRY_DELAY", 0.001)
+    monkeypatch.setattr(executor, "READ_RETRY_MAX_DELAY", 0.002)
+
+
+@pytest.mark.usefixtures("fast_retries")
+async def test_a_read_timing_out_more_often_than_read_retries_fails_without_a_deadline() -> None:
+    from hoprag.stores.cassandra.executor import READ_RETRIES
+
+    session = _TimesOut(READ_RETRIES + 3)
+    store = _burst_store(session, max_in_flight=8)
+    edges = [MetadataEdge("t", v) for v in range(4)]
+    with pytest.raises(StoreError, match="did not answer in time"):
+        await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert session.left == 2  # tried READ_RETRIES + 1 times
+    assert store.in_flight == 0
+    store.close()
+
+
+@pytest.mark.usefixtures("fast_retries")
+async def test_a_read_timing_out_again_and_again_is_retried_until_the_runs_deadline() -> None:
+    # A traversal's timeout is a cancel scope's deadline: an overloaded cluster makes the run
+    # wait for it (TraversalTimeoutError) instead of failing after READ_RETRIES tries.
+    from hoprag.stores.cassandra.executor import READ_RETRIES
+
+    session = _TimesOut(READ_RETRIES + 3)
+    store = _burst_store(session, max_in_flight=8)
+    edges = [MetadataEdge("t", v) for v in range(4)]
+    with anyio.fail_after(60):
+        got = await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert [[h.id for h in hits] for hits in got] == [[f"d{v}"] for v in range(4)]
+    assert session.left == 0 and len(session.futures) == 4 + READ_RETRIES + 3
+    store.close()
+
+
+@pytest.mark.parametrize("reason", [0, 1, 4], ids=["unknown", "tombstones", "read_size"])
+async def test_a_replica_failure_without_a_transient_reason_is_not_retried(reason: int) -> None:
+    # UNKNOWN (0) is how Cassandra 5.0 fails an ANN query of a zero vector: a retry cannot help.
+    session = BurstSession(fail={2: _read_failure(reason)}, once=False)
+    store = _burst_store(session, max_in_flight=8)
+    edges = [MetadataEdge("t", v) for v in range(4)]
+    with pytest.raises(StoreError, match="failed on the replica"):
+        await store.aadjacent_many(edges, [1.0, 0, 0, 0], k=2, include_embeddings=False)
+    assert sum(1 for f in session.futures if f.error is not None) == 1
     assert store.in_flight == 0
     store.close()
 

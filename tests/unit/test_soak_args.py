@@ -99,6 +99,17 @@ def test_a_miss_at_one_and_a_cured_timeout_are_expected_and_a_miss_at_quorum_is_
     ]
 
 
+def test_a_failed_traversal_is_a_problem_that_shows_what_it_raised() -> None:
+    soak = _soak_module()
+    phase = soak.PhaseResult(in_flight=64, fault="kill", label="killed", completed=9, failed=1)
+    phase.failures = {"StoreError": 1}
+    phase.failure_examples = ["StoreError: adjacent query on soak.t: the replicas did not answer"]
+    clean = {"missing": 0, "corrupted": 0, "unreadable": 0, "examples": []}
+    [line] = soak.verdict([phase], clean)
+    assert line.startswith("64 in flight, killed: 1 traversals failed: {'StoreError': 1}")
+    assert "the replicas did not answer" in line
+
+
 class _Session:
     """Answers the probe's reads from a script: an exception to raise or the rows to return."""
 

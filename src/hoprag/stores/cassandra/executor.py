@@ -46,22 +46,68 @@ INSERT_RETRIES = 6
 INSERT_RETRY_DELAY = 0.25
 """Seconds before the first retry of an INSERT; doubled for each further one."""
 READ_RETRIES = 5
-"""Retries of a read that failed transiently."""
+"""Retries of a read that failed transiently, in a run without a deadline."""
 READ_RETRY_DELAY = 0.25
-"""Seconds before the first read retry; doubled for each further one (7.75 s in all)."""
+"""Seconds before the first read retry; doubled for each further one up to
+`READ_RETRY_MAX_DELAY` (7.75 s in all over `READ_RETRIES`)."""
+READ_RETRY_MAX_DELAY = 4.0
+"""The longest wait between two tries of one read."""
+
+
+TRANSIENT_FAILURE_REASONS = frozenset({2, 3, 5, 6})
+"""Cassandra's `RequestFailureReason` codes that a replica reports for a read another try can
+fix: TIMEOUT (2), INCOMPATIBLE_SCHEMA (3, a schema change not yet seen by every node),
+NODE_DOWN (5) and INDEX_NOT_AVAILABLE (6: a restarted node whose SAI indexes are not
+queryable yet, while the coordinator still counts it as a replica that can answer)."""
 
 
 def is_transient_read_error(exc: BaseException | None) -> bool:
     """Whether a read failed in a way another try can fix: a replica or the client timed out,
-    too few replicas were alive, or a connection broke. A replica that stopped answering is
-    routed around once the coordinator's failure detector convicts it, which takes seconds."""
-    from cassandra import OperationTimedOut, ReadTimeout, Unavailable
+    too few replicas were alive, a connection broke, or every replica that failed it said why
+    with a reason in `TRANSIENT_FAILURE_REASONS`. A replica that stopped answering is routed
+    around once the coordinator's failure detector convicts it, which takes seconds. A failure
+    without such a reason (UNKNOWN: Cassandra's answer to a zero vector, for one) is final."""
+    from cassandra import OperationTimedOut, ReadFailure, ReadTimeout, Unavailable
     from cassandra.cluster import NoHostAvailable
     from cassandra.connection import ConnectionException
 
+    if isinstance(exc, ReadFailure):
+        reasons = set((exc.error_code_map or {}).values())
+        return bool(reasons) and reasons <= TRANSIENT_FAILURE_REASONS
     return isinstance(
         exc, ReadTimeout | Unavailable | OperationTimedOut | ConnectionException | NoHostAvailable
     )
+
+
+class ReadRetries:
+    """When a failed read is sent again: after a transient failure (`is_transient_read_error`),
+    with a doubling delay, `READ_RETRIES` times, or, inside a cancel scope with a deadline (a
+    traversal's `timeout`), for as long as the next try starts before it. A run that set a
+    deadline said how long it will wait: on an overloaded cluster, where reads time out
+    several times in a row, it ends at that deadline (`TraversalTimeoutError`) instead of
+    failing with the store's error after a fixed number of tries."""
+
+    def __init__(self) -> None:
+        self.tries = 0
+        self.delay = READ_RETRY_DELAY
+
+    def wait_before_next(self, exc: BaseException) -> float | None:
+        """Seconds to wait before sending the read again after `exc`, or None: raise it."""
+        if not is_transient_read_error(exc):
+            return None
+        self.tries += 1
+        delay = self.delay
+        if self.tries > READ_RETRIES and not _starts_before_deadline(delay):
+            return None
+        self.delay = min(self.delay * 2, READ_RETRY_MAX_DELAY)
+        return delay
+
+
+def _starts_before_deadline(delay: float) -> bool:
+    """Whether a try `delay` seconds from now starts before the current cancel scope's
+    deadline (False when it has none)."""
+    deadline = anyio.current_effective_deadline()
+    return math.isfinite(deadline) and anyio.current_time() + delay < deadline
 
 
 def is_timeout(exc: BaseException | None) -> bool:
@@ -434,18 +480,17 @@ class _Burst:
 
     async def _answer(self, slot: _Slot) -> list[Any]:
         """The rows of `slot`'s query, sent again (keeping its slots) after a transient
-        failure, up to READ_RETRIES times."""
-        delay = READ_RETRY_DELAY
-        for attempt in range(READ_RETRIES + 1):
+        failure, as `ReadRetries` says."""
+        retries = ReadRetries()
+        while True:
             assert slot.request is not None
             try:
                 return self.ex.tuples(await slot.request.rows())
             except (asyncio.CancelledError, HopragError):
                 raise
             except Exception as exc:
-                if attempt == READ_RETRIES or not is_transient_read_error(exc):
+                delay = retries.wait_before_next(exc)
+                if delay is None:
                     raise translate(exc, self.operation) from exc
             await asyncio.sleep(delay)
-            delay *= 2
             slot.request = self.ex.send(self.stmts[slot.index], self.calls[slot.index][1])
-        raise AssertionError("unreachable")

@@ -1,8 +1,7 @@
 """Paged reads of a whole table (`SELECT ... FROM ks.table`, no WHERE), a page at a time on the
 event loop through the one bridge to the driver (`bridge.submit`, `Request.page`), each page
-retried after a transient failure as the executor retries a read (`READ_RETRIES`, doubling
-from `READ_RETRY_DELAY`). `CassandraStore.adocuments` and a field declaration's backfill read
-the table this way."""
+retried after a transient failure as the executor retries a read (`ReadRetries`).
+`CassandraStore.adocuments` and a field declaration's backfill read the table this way."""
 
 from __future__ import annotations
 
@@ -12,12 +11,7 @@ import anyio
 
 from hoprag.stores.cassandra import bridge
 from hoprag.stores.cassandra.errors import translate
-from hoprag.stores.cassandra.executor import (
-    READ_RETRIES,
-    READ_RETRY_DELAY,
-    Executor,
-    is_transient_read_error,
-)
+from hoprag.stores.cassandra.executor import Executor, ReadRetries
 
 PAGE_SIZE = 500
 """Rows per page."""
@@ -45,8 +39,8 @@ class PageReader:
         """The next page of rows as tuples, or None after the last."""
         if self.done:
             return None
-        delay = READ_RETRY_DELAY
-        for attempt in range(READ_RETRIES + 1):
+        retries = ReadRetries()
+        while True:
             try:
                 request = bridge.submit(
                     self.session,
@@ -58,9 +52,9 @@ class PageReader:
                 rows, self.state = await request.page()
                 break
             except Exception as exc:
-                if attempt == READ_RETRIES or not is_transient_read_error(exc):
+                delay = retries.wait_before_next(exc)
+                if delay is None:
                     raise translate(exc, f"reading {self.fq} page by page") from exc
             await anyio.sleep(delay)
-            delay *= 2
         self.done = self.state is None
         return self.executor.tuples(rows)
