@@ -26,6 +26,7 @@ from hoprag.embeddings.hash import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.stores.cassandra.fields import FieldCatalog
 from hoprag.stores.cassandra.store import CassandraStore
+from hoprag.stores.memory import MemoryStore
 
 DIM = 8
 EMB = HashEmbedding(DIM)
@@ -264,6 +265,150 @@ def test_resolve_needs_declared_entity_fields_on_cassandra(
         store.resolve("fonda", ["cast"])
     with pytest.raises(InvalidInputError, match="declared 'number'"):
         store.resolve("fonda", ["n"])
+
+
+# --- aresolve's candidate cap and the values catalogue's name ----------------------------------
+
+CAP_DOCS = [
+    Document("c1", "c1", {"cast": ["Jane Fonda", "Peter Fonda"], "writer": "Fonda W1"}),
+    Document("c2", "c2", {"director": [f"Fonda {i}" for i in range(5)], "writer": "Fonda W2"}),
+]
+"""Names holding "fonda": 2 in cast, 5 in director, 2 in writer."""
+
+
+def _cap_outcome(store: Any, text: str, fields: list[str]) -> Any:
+    try:
+        return [(c.field, c.value, c.documents) for c in store.resolve(text, fields)]
+    except InvalidInputError as exc:  # without "(n or more)": a store may stop counting
+        return str(exc).split(" (", 1)[0]
+
+
+def test_resolve_counts_the_candidate_cap_in_the_requested_fields_only_as_memory_does(
+    cassandra_session: Any, keyspace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text is refused as too common by the values it matches in the fields asked for,
+    summed over them, never by values of other declared fields (#28): the same answers as a
+    MemoryStore, one burst of bound catalogue reads per resolve."""
+    import hoprag.resolve
+    import hoprag.stores.cassandra.resolving
+    import hoprag.stores.memory
+
+    for module in (hoprag.resolve, hoprag.stores.memory, hoprag.stores.cassandra.resolving):
+        monkeypatch.setattr(module, "MAX_CANDIDATES", 3)
+    declared = {"cast": "entity", "director": "entity", "writer": "entity"}
+    store = _store(cassandra_session, keyspace, fields=declared)
+    store.add(CAP_DOCS)
+    memory = MemoryStore(embedding=EMB)
+    memory.add(CAP_DOCS)
+    too_many = "matches more than 3 values of {}"
+    expected = {
+        ("fonda", ("cast",)): [("cast", "Jane Fonda", 1), ("cast", "Peter Fonda", 1)],
+        ("fonda", ("writer",)): [("writer", "Fonda W1", 1), ("writer", "Fonda W2", 1)],
+        ("fonda", ("director",)): too_many.format(["director"]),
+        ("fonda", ("cast", "writer")): too_many.format(["cast", "writer"]),  # 2 + 2 > 3
+        ("fonda", ("cast", "director")): too_many.format(["cast", "director"]),
+        ("peter fonda", ("cast", "director")): [("cast", "Peter Fonda", 1)],
+    }
+    bursts: list[list[tuple[str, list[Any]]]] = []
+    real = store.executor.burst
+
+    async def burst(calls: Any, operation: str, limiter: Any) -> list[list[Any]]:
+        bursts.append([(text, list(params)) for text, params in calls])
+        return await real(calls, operation, limiter)
+
+    monkeypatch.setattr(store.executor, "burst", burst)
+    for (text, fields), want in expected.items():
+        got = _cap_outcome(store, text, list(fields))
+        assert got == _cap_outcome(memory, text, list(fields)), (text, fields)
+        if isinstance(want, str):
+            assert want in got, (text, fields)
+        else:
+            assert got == want, (text, fields)
+    bursts.clear()
+    store.resolve("peter fonda", ["cast", "writer", "cast"])
+    reads = bursts[0]  # the catalogue reads in one burst (then the counts)
+    assert len(reads) == 4 and all("field = ?" in t and "LIMIT ?" in t for t, _ in reads)
+    assert {p[-2] for _, p in reads} == {"cast", "writer"}
+    assert all(f not in t for t, _ in reads for f in ("cast", "writer", "peter", "fonda"))
+
+
+def test_a_values_catalogue_made_without_the_field_index_gets_it_when_the_store_opens(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    """Catalogues made before the catalogue reads narrowed by field have no index on
+    `field`: a store opening the table adds it and waits until it answers."""
+    store = _store(cassandra_session, keyspace, fields={"who": "entity"})
+    store.add([Document("a", "a", {"who": "Jane Fonda"})])
+    catalogue = store.values_catalogue
+    cassandra_session.execute(f"DROP INDEX {keyspace}.{catalogue.name}_field_idx", timeout=120)
+    again = _store(cassandra_session, keyspace)
+    assert [(c.value, c.documents) for c in again.resolve("fonda", ["who"])] == [("Jane Fonda", 1)]
+    indexes = cassandra_session.execute(
+        "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s AND table_name = %s",
+        (keyspace, catalogue.name),
+    )
+    assert f"{catalogue.name}_field_idx" in {r.index_name for r in indexes}
+
+
+def _tables(session: Any, keyspace: str) -> set[str]:
+    rows = session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,)
+    )
+    return {r.table_name for r in rows}
+
+
+def _declared(session: Any, keyspace: str) -> dict[str, dict[str, str]]:
+    if "hoprag_fields" not in _tables(session, keyspace):
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for r in session.execute(f"SELECT table_name, field, state FROM {keyspace}.hoprag_fields"):
+        out.setdefault(r.table_name, {})[r.field] = r.state
+    return out
+
+
+def test_a_table_in_the_way_of_the_values_catalogue_is_refused_before_anything_is_written(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    """`<table>_values` taken by a table that is no values catalogue (a user's own, or a hoprag
+    documents table) is refused naming both tables, before the store creates, records or
+    writes anything; hoprag never writes into the other table (#28)."""
+    session = cassandra_session
+    # A user's table, of another shape and of the catalogue's columns with another key.
+    session.execute(f"CREATE TABLE {keyspace}.films_values (id int PRIMARY KEY, note text)",
+                    timeout=120)  # fmt: skip
+    session.execute(f"INSERT INTO {keyspace}.films_values (id, note) VALUES (1, 'mine')")
+    session.execute(f"CREATE TABLE {keyspace}.shows_values (field text, value text, norm text, "
+                    "words set<text>, PRIMARY KEY (field, value))", timeout=120)  # fmt: skip
+    for table in ("films", "shows"):
+        with pytest.raises(InvalidInputError) as caught:
+            _store(session, keyspace, table=table, fields={"cast": "entity"})
+        message = str(caught.value)
+        assert f"{keyspace}.{table} " in message and f"{keyspace}.{table}_values" in message
+        assert "not a values catalogue" in message and "another table name" in message
+        assert table not in _tables(session, keyspace)
+    assert _declared(session, keyspace) == {}
+    rows = session.execute(f"SELECT id, note FROM {keyspace}.films_values")
+    assert [tuple(r) for r in rows] == [(1, "mine")]
+    assert list(session.execute(f"SELECT * FROM {keyspace}.shows_values")) == []
+    # A hoprag documents table named like the catalogue of a loaded table declaring entities.
+    docs_values = _store(session, keyspace, table="docs_values")
+    docs_values.add([Document("d", "d", {"cast": "Jane Fonda"})])
+    docs = _store(session, keyspace, table="docs")
+    docs.add([Document("a", "a", {"cast": "Jane Fonda"})])
+    with pytest.raises(InvalidInputError, match="a hoprag documents table") as caught:
+        docs.declare_fields({"cast": "entity"})
+    assert f"{keyspace}.docs_values" in str(caught.value)
+    assert _declared(session, keyspace) == {}
+    assert [r.id for r in session.execute(f"SELECT id FROM {docs_values.layout.fq}")] == ["d"]
+    # A declared table whose catalogue was replaced by another table does not open.
+    plays = _store(session, keyspace, table="plays", fields={"cast": "entity"})
+    plays.add([Document("p", "p", {"cast": "Jane Fonda"})])
+    with pytest.raises(InvalidInputError, match="the values catalogue of a hoprag table"):
+        _store(session, keyspace, table="plays_values")  # the other way round
+    session.execute(f"DROP TABLE {keyspace}.plays_values", timeout=120)
+    session.execute(f"CREATE TABLE {keyspace}.plays_values (id int PRIMARY KEY)", timeout=120)
+    with pytest.raises(InvalidInputError, match="not a values catalogue"):
+        _store(session, keyspace, table="plays")
 
 
 # --- the migration ------------------------------------------------------------------------------

@@ -2,7 +2,11 @@
 
 `open_fields` runs at set-up: it reads the stored declaration, refuses a conflicting one, and
 on a table the set-up has just created adds the declared columns, indexes and values catalogue
-at once. `begin` and `finish` are the two schema halves of the migration
+at once; an existing values catalogue gets the indexes it lacks (`open_catalogue`: catalogues
+made before the `field` index). `refuse_foreign_catalogue` refuses a table of another shape
+under the values catalogue's name, before anything is created or written.
+
+`begin` and `finish` are the two schema halves of the migration
 (`CassandraStore.adeclare_fields`), around the backfill the store runs: `begin` records the
 fields as `adding` and adds their columns (and the values catalogue), `finish` creates their
 indexes, waits until they are queryable and records them `ready`. Every step is idempotent
@@ -24,12 +28,13 @@ from hoprag.stores.cassandra.fields import (
     index_name,
 )
 from hoprag.stores.cassandra.layouts import Layout
-from hoprag.stores.cassandra.live_schema import table_columns
+from hoprag.stores.cassandra.live_schema import table_columns, table_indexes, table_shape
 from hoprag.stores.cassandra.schema import execute_ddl_all, wait_queryable
-from hoprag.stores.cassandra.values import ValuesCatalogue
+from hoprag.stores.cassandra.values import SHAPE, ValuesCatalogue
 
 _CQL_TYPE = {"number": "decimal", "date": "bigint"}
 _SAI = "USING 'StorageAttachedIndex'"
+_DOCUMENTS_COLUMNS = frozenset({"id", "content", "embedding", "metadata", "tokens"})
 
 
 def check_conflicts(
@@ -47,6 +52,47 @@ def check_conflicts(
                 value=kind,
                 allowed=repr(have.kind),
             )
+
+
+def refuse_foreign_catalogue(session: Any, layout: Layout, kinds: Mapping[str, str]) -> None:
+    """When `kinds` (field -> kind) has an entity field, refuse a table under the name of the
+    layout's values catalogue that is not one (its columns are not `values.SHAPE`): hoprag
+    would otherwise keep it (CREATE TABLE IF NOT EXISTS) and write into it. Call it before
+    anything is created or written. Blocking."""
+    entities = sorted(f for f, k in kinds.items() if k == "entity")
+    if not entities:
+        return
+    cat = ValuesCatalogue(layout.keyspace, layout.table)
+    shape = table_shape(session, layout.keyspace, cat.name)
+    if shape is None or shape == SHAPE:
+        return
+    columns = ", ".join(f"{c} {t}" for c, (_, _, t) in sorted(shape.items()))
+    what = "a hoprag documents table" if _DOCUMENTS_COLUMNS <= shape.keys() else "a table"
+    raise InvalidInputError(
+        f"{layout.fq} keeps the values of its entity fields {entities} in its values "
+        f"catalogue {cat.fq}, but {cat.fq} is {what} ({columns}), not a values catalogue; "
+        f"hoprag neither writes into it nor replaces it. Give this store another table name "
+        f"(its catalogue is named after it, <table>_values), or rename or drop {cat.fq} if "
+        "nothing needs it",
+        argument="table",
+        value=layout.table,
+        allowed=f"a table whose catalogue name {cat.name} is free or holds its values catalogue",
+    )
+
+
+def open_catalogue(session: Any, layout: Layout, *, wait: bool) -> None:
+    """Create the indexes the layout's values catalogue lacks (one made before the `field`
+    index has two), then (with `wait`) wait until they are queryable; nothing when the
+    catalogue does not exist or has them all. Blocking."""
+    cat = ValuesCatalogue(layout.keyspace, layout.table)
+    if table_columns(session, layout.keyspace, cat.name) is None:
+        return
+    missing = set(cat.index_names()) - table_indexes(session, layout.keyspace, cat.name)
+    if not missing:
+        return
+    execute_ddl_all(session, cat.create_statements())
+    if wait:
+        wait_queryable(session, layout.keyspace, cat.index_names())
 
 
 def writable(session: Any, layout: Layout, fields: Mapping[str, DeclaredField]) -> FieldSet:
@@ -96,14 +142,18 @@ def open_fields(
     *,
     created: bool,
     wait: bool,
+    create: bool = True,
 ) -> FieldSet:
     """The table's declared fields at set-up: the stored declaration, plus `given` fields
     when the set-up has just `created` the table (their columns, indexes and catalogue are
     made now). New fields on a table that existed need the migration: InvalidInputError
-    naming its command. Blocking."""
+    naming its command. A table in the way of the values catalogue is refused
+    (`refuse_foreign_catalogue`); with `create` an existing catalogue gets the indexes it
+    lacks (`open_catalogue`). Blocking."""
     catalog = FieldCatalog(session, layout.keyspace)
     stored = catalog.load(layout.table)
     check_conflicts(layout, stored, given, "fields")
+    refuse_foreign_catalogue(session, layout, {**catalog_kinds(stored), **given})
     new = {f: k for f, k in given.items() if f not in stored}
     if new and not created:
         raise InvalidInputError(
@@ -120,6 +170,8 @@ def open_fields(
         begin(session, layout, catalog, decls)
         finish(session, layout, catalog, decls, wait=wait)
         stored = {**stored, **{d.field: replace(d, ready=True) for d in decls}}
+    elif create and "entity" in catalog_kinds(stored).values():
+        open_catalogue(session, layout, wait=wait)
     return writable(session, layout, stored)
 
 

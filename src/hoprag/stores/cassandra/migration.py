@@ -85,6 +85,7 @@ class Migration:
         catalog = FieldCatalog(self.store.session, self.store.keyspace)
         stored = catalog.load(self.store.table)
         declare.check_conflicts(self.store.layout, stored, decl, "fields")
+        declare.refuse_foreign_catalogue(self.store.session, self.store.layout, decl)
         todo = [
             DeclaredField(f, k, column_for(f, k), ready=False)
             for f, k in decl.items()

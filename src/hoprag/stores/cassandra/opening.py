@@ -93,6 +93,8 @@ class Opening:
         self.session = self.executor.open(self.session, self.contact_points)
         existed = existing_dimension(self.session, layout, config.mode) is not None
         layout.lexical = config.lexical and not existed
+        if config.mode == "hoprag":  # before the set-up creates the table
+            declare.refuse_foreign_catalogue(self.session, layout, config.field_kinds)
         dimension = setup_table(self.session, layout, config, lambda: probe_dimension(embedding))
         if config.mode == "hoprag":
             layout.fields = declare.open_fields(
@@ -101,6 +103,7 @@ class Opening:
                 config.field_kinds,
                 created=not existed,
                 wait=config.wait_indexes,
+                create=config.create_schema,
             )
             layout.lexical = open_lexical_index(self.session, layout, wanted=config.lexical)
         return dimension

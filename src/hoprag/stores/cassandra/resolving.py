@@ -1,12 +1,18 @@
 """Entity resolution on a CassandraStore (`CassandraStore.aresolve`): the values catalogue of
-the declared entity fields answers, with the text only ever a bound value. Two catalogue reads
-(`norm = ?`, `words CONTAINS ? AND ...`) in one burst, then one `tokens CONTAINS ?` count per
-candidate of the score tiers returned (`hoprag.resolve.rank`)."""
+the declared entity fields answers, with the text and the fields only ever bound values. Two
+catalogue reads per requested field (`norm = ? AND field = ?`, `words CONTAINS ? AND ... AND
+field = ?`), all in one burst, then one `tokens CONTAINS ?` count per candidate of the score
+tiers returned (`hoprag.resolve.rank`).
+
+The cap (`resolve.MAX_CANDIDATES`) is MemoryStore's rule: the distinct values the text matches
+in the requested fields, summed over them; values of other fields are never read, so they
+never count. Each read asks for one row more than the cap, so a read that fills its limit has
+already passed it."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -29,19 +35,23 @@ async def resolve_declared(store: CassandraStore, request: ResolveRequest) -> li
     cat = store.values_catalogue
     limiter = anyio.CapacityLimiter(RESOLVE_CONCURRENCY)
     bound = MAX_CANDIDATES + 1
-    calls = [
-        (cat.exact_query(), [request.norm, bound]),
-        (cat.token_query(len(request.words)), [*sorted(request.words), bound]),
-    ]
-    exact, token = await store.executor.burst(calls, "resolve", limiter)
-    if len(exact) > MAX_CANDIDATES or len(token) > MAX_CANDIDATES:
-        raise too_many(request, max(len(exact), len(token)))
+    exact, token = cat.exact_query(), cat.token_query(len(request.words))
+    calls: list[tuple[str, list[Any]]] = []
+    for field in request.fields:
+        calls.append((exact, [request.norm, field, bound]))
+        calls.append((token, [*sorted(request.words), field, bound]))
+    pages = await store.executor.burst(calls, "resolve", limiter)
+    longest = max(len(page) for page in pages)
+    if longest > MAX_CANDIDATES:
+        raise too_many(request, longest)
+    rows = {(f, value_json): (norm, words) for page in pages for f, value_json, norm, words in page}
     matches: list[Match] = []
-    for field, value_json, norm, found in [*exact, *token]:
-        if field in request.fields:
-            m = request.match(field, json.loads(value_json), norm, found or ())
-            if m is not None:
-                matches.append(m)
+    for (field, value_json), (norm, words) in rows.items():
+        m = request.match(field, json.loads(value_json), norm, words or ())
+        if m is not None:
+            matches.append(m)
+    if len(matches) > MAX_CANDIDATES:
+        raise too_many(request, len(matches))
 
     async def count(tier: list[Match]) -> list[int]:
         text = cat.count_query()

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 # on a busy two-core node that can take far longer than a query's timeout.
 DDL_TIMEOUT_S = 120.0
 _VECTOR_TYPE = re.compile(r"vector<\s*float\s*,\s*(\d+)\s*>", re.IGNORECASE)
+_CATALOGUE_COLUMNS = {"field", "value", "norm", "words"}
+"""The columns of a values catalogue (`values.SHAPE`; `values` imports this module, so they are
+repeated here)."""
 
 
 def cql_text(name: str) -> str:
@@ -211,9 +214,14 @@ def existing_dimension(session: Any, layout: Layout, mode: str) -> int | None:
         return None
     col = table.columns.get(layout.vector_col)
     if col is None:
+        hint = f"is mode={mode!r} right?"
+        if set(table.columns) == _CATALOGUE_COLUMNS:
+            hint = (
+                "it is the values catalogue of a hoprag table (the values of its entity "
+                "fields, which aresolve reads): give this store another table name"
+            )
         raise InvalidInputError(
-            f"table {layout.fq} exists but has no {layout.vector_col!r} column: is "
-            f"mode={mode!r} right?"
+            f"table {layout.fq} exists but has no {layout.vector_col!r} column: {hint}"
         )
     m = _VECTOR_TYPE.search(col.cql_type)
     if m is None:
