@@ -205,3 +205,25 @@ async def test_lexical_search_follows_upserts_and_reads_no_stale_text() -> None:
     await store.aadd([Document("a", "spotted leopard")])
     assert await query.alexical("zebra", k=5) == []
     assert [h.id for h in await query.alexical("leopard horse", k=5)] == ["a", "b"]
+
+
+def test_a_range_on_text_is_refused_and_a_range_over_text_mixed_with_its_kind_is_answered() -> None:
+    emb = HashEmbedding(8)
+    store = MemoryStore(embedding=emb)
+    assert store.search(emb("x"), k=5, filter={"title": {"$gt": 5}}) == []  # nothing stored
+    store.add(
+        [
+            Document("a", "a", {"title": "Red River", "year": 1948, "when": "2020-06-15"}),
+            Document("b", "b", {"title": "Fort Apache", "year": "unknown", "when": "later"}),
+        ]
+    )
+    with pytest.raises(InvalidInputError, match="a range on 'title' compares numbers") as e:
+        store.search(emb("x"), k=5, filter={"title": {"$gt": 5}})
+    assert e.value.argument == "filter['title']['$gt']"
+    with pytest.raises(InvalidInputError, match="compares dates"):
+        store.search(emb("x"), k=5, filter={"$or": [{"year": 1}, {"title": {"$lt": "2020-01-01"}}]})
+    # A field that holds text beside numbers (or beside ISO dates) answers the range.
+    assert [h.id for h in store.search(emb("x"), k=5, filter={"year": {"$gte": 1900}})] == ["a"]
+    assert [h.id for h in store.search(emb("x"), k=5, filter={"when": {"$gte": "2020-01-01"}})] == [
+        "a"
+    ]

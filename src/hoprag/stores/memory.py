@@ -38,6 +38,7 @@ from hoprag.filters import (
     compile_filter,
     condition_label,
     matches,
+    parse_date,
 )
 from hoprag.lexical import Bm25Index, check_lexical_text
 from hoprag.resolve import (
@@ -70,6 +71,11 @@ def _keys_of(value: Any) -> set[Any]:
     if isinstance(value, list | tuple):
         keys.update(value_key(v) for v in value)
     return keys
+
+
+def _is_date_key(key: Any) -> bool:
+    """Whether an index key is a string a date range can compare (an ISO date)."""
+    return bool(key[0] == "s" and parse_date(key[1]) is not None)
 
 
 def _scores(mat: NDArray[np.float32], q: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -294,6 +300,8 @@ class MemoryStore(Store):
     ) -> MemoryQuery:
         """Sync twin of `aprepare`."""
         compiled = compile_filter(filter)
+        with self._lock:
+            self._check_ranges(compiled)
         limit = check_int("max_concurrency", max_concurrency, minimum=1)
         unit: NDArray[np.float32] | None = None
         vec: list[float] | None = None
@@ -302,6 +310,28 @@ class MemoryStore(Store):
             unit = (arr / np.linalg.norm(arr)).astype(np.float32)
             vec = arr.tolist()
         return MemoryQuery(self, vec, unit, compiled, bool(include_embeddings), limit)
+
+    def _check_ranges(self, compiled: CompiledFilter) -> None:
+        """Refuse a range on a field that holds text and no value the range could compare
+        (a number, or for a date range an ISO date string): it would match nothing, as a range
+        on a text field is refused by CassandraStore (the caller holds the lock)."""
+        for c in dict.fromkeys(c for c in compiled.conditions if c.is_range):
+            keys = self._field_index(c.field)
+            if not any(key[0] == "s" for key in keys):
+                continue
+            if c.kind == "number" and not any(key[0] == "n" for key in keys):
+                what = "numbers"
+            elif c.kind == "date" and not any(_is_date_key(key) for key in keys):
+                what = "dates"
+            else:
+                continue
+            raise InvalidInputError(
+                f"a range on {c.field!r} compares {what}, but {c.field!r} holds text and no "
+                f"{what} in this store: match text with a plain value or $in",
+                argument=c.where,
+                value=c.value,
+                allowed=f"a range on a field that holds {what}",
+            )
 
     def _field_index(self, field: str) -> dict[Any, _Rows]:
         """The field's index, built on first use after a write (the caller holds the lock)."""
