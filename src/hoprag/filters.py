@@ -65,6 +65,7 @@ __all__ = [
     "Condition",
     "Filter",
     "FilterPlan",
+    "and_filters",
     "check_complete_read",
     "compile_filter",
     "holds",
@@ -189,16 +190,19 @@ class FilterPlan:
     `queries` each read sends (a vector search, an edge, a complete read: one per filter
     branch the store sends, their rows merged; `$in` values and `$or` alternatives are
     branches), the conditions the store's indexes answer (`pushed`) and those checked on
-    each row after the read (`after_read`), each as 'field operator'."""
+    each row after the read (`after_read`), each as 'field operator'. Read through a store
+    view (`Store.restricted`), `access` lists the view's own conditions, which are part of
+    every read beside the caller's."""
 
     queries: int = 1
     pushed: tuple[str, ...] = ()
     after_read: tuple[str, ...] = ()
+    access: tuple[str, ...] = ()
 
     @property
     def filtered(self) -> bool:
         """Whether there is a filter to describe."""
-        return bool(self.pushed or self.after_read)
+        return bool(self.pushed or self.after_read or self.access)
 
     def describe(self) -> str:
         """One line: '3 queries per read, merged; by the index: genre $eq, year $gte; after the
@@ -210,6 +214,8 @@ class FilterPlan:
             parts.append("by the index: " + ", ".join(self.pushed))
         if self.after_read:
             parts.append("after the read: " + ", ".join(self.after_read))
+        if self.access:
+            parts.append("the access view's: " + ", ".join(self.access))
         return "; ".join(parts)
 
 
@@ -503,7 +509,7 @@ def _show_count(n: int) -> str:
     return f"{n:,}" if n < 10**9 else "more than a billion"
 
 
-def compile_filter(filter: Any) -> CompiledFilter:
+def compile_filter(filter: Any, argument: str = "filter") -> CompiledFilter:
     """`filter` (None or empty: everything passes) checked and compiled into its
     `CompiledFilter` (see the module docstring). Field names are plain dotted names
     (`hoprag.validation.check_field`: `"$id"` is refused), values are in the metadata type
@@ -511,28 +517,74 @@ def compile_filter(filter: Any) -> CompiledFilter:
     `InvalidInputError` naming the place (`filter['year']['$gte']`), the bad value and what is
     allowed. A filter expanding to more than `MAX_BRANCHES` branches is refused. A
     `CompiledFilter` (checked already) is returned as it is, so a caller that checked a filter
-    at its entry hands the result on and the stores do not check it again."""
+    at its entry hands the result on and the stores do not check it again. `argument` names
+    the filter in errors (`access_filter['tenant']` for a store view's)."""
     if filter is None:
         return MATCH_ALL
     if isinstance(filter, CompiledFilter):
         return filter
     if not isinstance(filter, Mapping):
-        raise invalid("filter", filter, "a mapping of field name to value, or None")
-    tree = _mapping(filter, "filter", 0)
+        raise invalid(argument, filter, "a mapping of field name to value, or None")
+    tree = _mapping(filter, argument, 0)
     _check_range_kinds(_leaves(tree))
-    n = _count(tree)
+    _check_branches(_count(tree), argument, filter)
+    return _normal_form(_dnf(tree))
+
+
+def and_filters(first: CompiledFilter, second: CompiledFilter) -> CompiledFilter:
+    """The filter a document passes when it passes both (checked as one filter: at most
+    `MAX_BRANCHES` branches, and one kind of range bound per field across both)."""
+    if first.matches_all:
+        return second
+    if second.matches_all:
+        return first
+    _check_range_kinds([*first.conditions, *second.conditions])
+    _check_branches(len(first.branches) * len(second.branches), "filter", second)
+    return _normal_form([[*a, *b] for a in first.branches for b in second.branches])
+
+
+def _check_branches(n: int, argument: str, filter: Any) -> None:
+    """Refuse a filter of more than `MAX_BRANCHES` branches."""
     if n > MAX_BRANCHES:
         raise InvalidInputError(
-            f"filter expands to {_show_count(n)} alternatives ($in values and $or branches, "
+            f"{argument} expands to {_show_count(n)} alternatives ($in values and $or branches, "
             f"multiplied across the ANDed fields), more than the {MAX_BRANCHES} allowed; "
             "narrow the $in lists or split the query",
-            argument="filter",
+            argument=argument,
             value=filter,
             allowed=f"a filter of at most {MAX_BRANCHES} alternatives in disjunctive normal form",
         )
+
+
+_LOWER = frozenset({"$gt", "$gte"})
+
+
+def _tightest(conds: list[Condition]) -> list[Condition]:
+    """The conditions of one branch with, per field, only the tightest lower and the tightest
+    upper range bound (the others are implied by them; Cassandra refuses two restrictions of
+    one bound of a column)."""
+    bounds: dict[tuple[str, bool], Condition] = {}
+    out = []
+    for c in conds:
+        if not c.is_range:
+            out.append(c)
+            continue
+        lower = c.op in _LOWER
+        seen = bounds.setdefault((c.field, lower), c)
+        value, other = c.key[1], seen.key[1]
+        strict = c.op in ("$gt", "$lt")
+        if (value > other if lower else value < other) or (value == other and strict):
+            bounds[(c.field, lower)] = c
+    return out + list(bounds.values())
+
+
+def _normal_form(raw_branches: list[list[Condition]]) -> CompiledFilter:
+    """The canonical `CompiledFilter` of branches (each an AND of conditions, the list ORed):
+    conditions and branches deduplicated and sorted, each range bound the tightest of its side
+    and field."""
     branches: dict[tuple[Condition, ...], None] = {}
-    for raw in _dnf(tree):
-        conds = sorted(dict.fromkeys(raw), key=_sort_key)
+    for raw in raw_branches:
+        conds = sorted(dict.fromkeys(_tightest(raw)), key=_sort_key)
         if not conds:
             return MATCH_ALL  # one branch without conditions: everything passes
         branches[tuple(conds)] = None

@@ -15,6 +15,7 @@ from hoprag.filters import (
     MAX_NESTING,
     CompiledFilter,
     Condition,
+    and_filters,
     compile_filter,
     matches,
     parse_date,
@@ -169,3 +170,41 @@ def test_dates_are_midnight_and_datetimes_without_an_offset_are_utc() -> None:
     assert matches(after, {"d": "2020-01-01T00:00:00+00:00"})
     assert not matches(after, {"d": "2019-12-31T23:59:59"})
     assert not matches(after, {"d": 2021}) and not matches(after, {"d": "2021"})
+
+
+def test_range_bounds_anded_on_one_side_of_a_field_keep_only_the_tightest() -> None:
+    flt = {
+        "$and": [
+            {"y": {"$gte": 1990, "$lt": 2010}},
+            {"y": {"$gt": 2000, "$lte": 2010}},
+            {"y": {"$gte": 2000}},
+        ]
+    }
+    [branch] = compile_filter(flt).branches
+    assert [(c.field, c.op, c.value) for c in branch] == [("y", "$gt", 2000), ("y", "$lt", 2010)]
+    # Dates too, and each branch of an $or on its own.
+    dated = compile_filter(
+        {"d": {"$gte": "2020-01-01"}, "$or": [{"d": {"$gte": "2021-06-01"}}, {"k": 1}]}
+    )
+    assert [[(c.op, c.value) for c in b] for b in dated.branches] == [
+        [("$gte", "2020-01-01"), ("$eq", 1)],
+        [("$gte", "2021-06-01")],
+    ]
+
+
+def test_and_filters_is_the_conjunction_checked_as_one_filter() -> None:
+    access = compile_filter({"tenant": {"$in": ["a", "b"]}, "y": {"$gte": 2000}}, "access_filter")
+    caller = compile_filter({"$or": [{"k": 1}, {"y": {"$gte": 1990}}]})
+    both = and_filters(access, caller)
+    docs = [
+        {"tenant": "a", "y": 2001, "k": 2},
+        {"tenant": "c", "y": 2001, "k": 1},
+        {"tenant": "b", "y": 1995, "k": 1},
+    ]
+    assert [matches(both, d) for d in docs] == [True, False, False]
+    assert and_filters(access, compile_filter(None)) is access
+    with pytest.raises(InvalidInputError, match="must all be numbers or all dates"):
+        and_filters(access, compile_filter({"y": {"$lt": "2020-01-01"}}))
+    wide = compile_filter({"k": {"$in": list(range(40))}})
+    with pytest.raises(InvalidInputError, match="80 alternatives"):
+        and_filters(access, wide)

@@ -152,6 +152,9 @@ class FilterCompliance(Contract):
             ({"flag": {"$gte": 0}}, {"d5"}),  # True and False are not numbers
             ({"n": {"$ne": 1, "$lte": 3}}, {"d1", "d3", "d4"}),
             ({"$or": [{"n": {"$gt": 4}}, {"type": "reptile"}]}, {"d6", "d7", "d9"}),
+            # Bounds of one side ANDed: the tightest holds (Cassandra refuses two of them).
+            ({"$and": [{"n": {"$gte": 1}}, {"n": {"$gt": 2, "$lte": 4}}]}, {"d3", "d4", "d7"}),
+            ({"$and": [{"n": {"$lt": 5}}, {"n": {"$lte": 3, "$gte": 3}}]}, {"d3"}),
         ],
     )
     async def test_range_filter_on_numbers(
