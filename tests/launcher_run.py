@@ -27,6 +27,19 @@ def run_launcher(env: dict[str, str], *args: str) -> subprocess.CompletedProcess
     )
 
 
+def flush_if_local(keyspace: str, table: str) -> bool:
+    """Flush `keyspace.table` on the suite's node with `scripts/cassandra nodetool flush` when
+    that node is one `scripts/cassandra` started (True), else leave it (False: exit 3). A
+    flushed table's SAI vector index is built once, on disk, so an ANN search answers the same
+    all run long; in the memtable, a flush that the commit log forces at any moment of a long
+    run rebuilds it, and an approximate search may then answer differently."""
+    r = run_launcher(dict(os.environ), "nodetool", "flush", keyspace, table)
+    if r.returncode == 3:
+        return False
+    assert r.returncode == 0, r.stderr[-2000:]
+    return True
+
+
 def alive(pid: int) -> bool:
     """Whether process `pid` exists and is not a zombie."""
     try:

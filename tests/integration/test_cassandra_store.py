@@ -26,6 +26,7 @@ from hoprag.stores.cassandra import vectors
 from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.store import CassandraStore
+from launcher_run import flush_if_local
 from shared_data import graph_documents
 
 DIM = 16
@@ -57,9 +58,13 @@ def loaded(cassandra_session: Any, module_keyspace: str, graph_docs: list[Docume
     """The graph documents in table `graph` (loaded with the sync `add`, outside any loop),
     one insert at a time: the memtable's vector graph built by concurrent inserts is not
     deterministic, and one load in six gave a start search that missed the exact top 2
-    (docs/cassandra.md); built in one order it answers the same way every run."""
+    (docs/cassandra.md); built in one order it answers the same way every run. Then flushed
+    (on a node the suite started): a flush forced by the commit log in the middle of a test
+    rebuilt the index, and traversals run one at a time and then concurrently to compare
+    their answers started from other documents (stop 37's clean-clone run)."""
     store = _graph_store(cassandra_session, module_keyspace)
     store.add(graph_docs, concurrency=1)
+    flush_if_local(module_keyspace, "graph")
     return module_keyspace
 
 
