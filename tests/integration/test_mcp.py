@@ -125,6 +125,26 @@ async def test_an_ambiguous_name_is_a_follow_up_listing_the_fondas_not_an_error(
     assert unknown.structuredContent["follow_up"]["candidates"] == []
 
 
+async def test_an_access_filter_serves_a_view_no_call_can_read_past(
+    films: Films, tmp_path: Path
+) -> None:
+    errlog = tmp_path / "server.err"
+    view = ("--table", "films", "--access-filter", '{"year": {"$gte": 1960}}')
+    async with served(films, errlog, *view) as session:
+        westerns = await session.call_tool("film_search", HENRY_WESTERNS)
+        # An agent asking for the earlier years gets nothing from them.
+        early = await session.call_tool(
+            "film_search", {**HENRY_WESTERNS, "year_to": 1959, "limit": 50}
+        )
+    doc = westerns.structuredContent
+    assert westerns.isError is False and doc is not None
+    sql = films_where(DB, cast="Henry Fonda", genre="Western", meter_at_least=60, year_from=1960)
+    assert sql and {r["id"] for r in doc["results"]} == set(sql)
+    assert early.isError is False and early.structuredContent is not None
+    assert early.structuredContent["results"] == []
+    assert "(an access view)" in errlog.read_text()
+
+
 @pytest.mark.parametrize(
     ("arguments", "shown"),
     [

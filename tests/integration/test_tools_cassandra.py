@@ -235,6 +235,28 @@ def test_ask_prints_the_follow_up_question_and_exits_3(films: Films) -> None:
     assert unknown.returncode == 3 and unknown.stdout.startswith("Nothing matched 'Zzyzx Qwerty'")
 
 
+def test_ask_with_an_access_filter_answers_and_names_only_films_in_the_view(films: Films) -> None:
+    view = ["--access-filter", '{"year": {"$gte": 2007}}']
+    flags = ["--topic", "western", "--actor", "Henry Fonda", "--limit", "50"]
+    outside = films.ask(*flags, "--json", *view)
+    # Henry Fonda's films are all before 2007: in this view he is no one.
+    assert outside.returncode == 3, outside.stderr
+    assert json.loads(outside.stdout)["follow_up"]["candidates"] == []
+    r = films.ask("--topic", "western", "--actor", "fonda", "--json", *view)
+    assert r.returncode == 3, r.stderr
+    counted = {c["value"]: c["documents"] for c in json.loads(r.stdout)["follow_up"]["candidates"]}
+    assert {"Jane Fonda", "Peter Fonda"} <= set(counted)
+    assert not {"Henry Fonda", "Bridget Fonda"} & set(counted)  # only before 2007
+    for name, n in counted.items():  # every film counted is in the view, and every one is
+        assert n == len(films_where(DB, cast=name, year_from=2007)), name
+    answer = films.ask("--topic", "road", "--actor", "Peter Fonda", "--json", *view)
+    assert answer.returncode == 0, answer.stderr
+    results = json.loads(answer.stdout)["results"]
+    assert results and {r["id"] for r in results} <= set(
+        films_where(DB, cast="Peter Fonda", year_from=2007)
+    )
+
+
 @pytest.mark.parametrize(
     ("flags", "shown"),
     [

@@ -482,6 +482,7 @@ def test_a_bad_flag_value_is_exit_2_naming_the_flag_not_a_failure(
         ([], "--topic"),  # nothing to rank by and nothing to list
         (["--topic", "war", "--actor", "!!!"], "--actor"),  # no letter or digit
         (["--topic", "war", "--year-to", str(2**63)], "--year-to"),  # beyond the filter's int64
+        (["--topic", "war", "--access-filter", "[1]"], "--access-filter"),  # not a filter
     ],
 )
 def test_hoprag_ask_checks_the_whole_call_before_it_connects(

@@ -44,6 +44,9 @@ NOWHERE = ["--contact-points", "127.0.0.1:1"]
         (["--table", "films", "--tool", "mcp_factory:NOT_CALLABLE"], "'NOT_CALLABLE' is int 3"),
         (["--tool", "mcp_factory:actor_tool"], "--tool needs --table"),
         (["--table", "films", "--embedding", "glove"], "unknown --embedding 'glove'"),
+        (["--access-filter", "{tenant: acme}"], "--access-filter '{tenant: acme}' is not JSON"),
+        (["--access-filter", "{}"], "--access-filter: access_filter must be a non-empty filter"),
+        (["--access-filter", '{"year": {"$gte": "soon"}}'], "access_filter['year']['$gte']"),
     ],
 )
 def test_mcp_refuses_bad_arguments_with_exit_2_before_connecting(

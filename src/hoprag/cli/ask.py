@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.cli.common import CliError, make_embedding, open_session
+from hoprag.cli.options import access_filter_arg, add_access_filter_argument
 from hoprag.cli.query import check_html_path, open_query_store
 from hoprag.errors import InvalidInputError
 from hoprag.termsafe import safe, safe_json
@@ -40,6 +41,7 @@ def add_ask_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--json", action="store_true", help="print the answer as JSON")
     a.add_argument("--explain", action="store_true", help="print the statements and stats")
     a.add_argument("--html", metavar="FILE", help="also write the results as one HTML page")
+    add_access_filter_argument(a)
     a.set_defaults(ann_overquery=1)
 
 
@@ -67,6 +69,7 @@ def check_ask_args(args: argparse.Namespace) -> dict[str, Any]:
         check_call(model, params, given, order_field=FILM_ORDER_FIELD, noun="films")
     except InvalidInputError as exc:  # name the flag, not the parameter
         raise CliError(f"{_ask_flag(exc.argument or '')}: {exc}", 2) from None
+    args.access = access_filter_arg(args.access_filter)
     return given
 
 
@@ -120,6 +123,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     session = open_session(args)
     try:
         store = open_query_store(args, session, embedding)
+        if args.access is not None:
+            store = store.restricted(args.access)
         answer = film_search_tool(store).run(**given)
         if args.json:
             sys.stdout.write(safe_json(answer.to_dict()) + "\n")

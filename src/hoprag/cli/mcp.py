@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hoprag.cli.common import CliError, make_embedding, open_session
+from hoprag.cli.options import access_filter_arg
 from hoprag.cli.query import open_query_store
 from hoprag.errors import InvalidInputError
 
@@ -26,6 +27,7 @@ def check_mcp_args(args: argparse.Namespace) -> Callable[[Any], Any]:
     if args.table is None and args.tool is not None:
         raise CliError("--tool needs --table: the table the factory's store reads", 2)
     args.table = check_name(args.table or "films", what="table")
+    args.access = access_filter_arg(args.access_filter)
     try:
         require_mcp()
     except ImportError as exc:
@@ -53,12 +55,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         session = open_session(args)
         try:
             store = open_query_store(args, session, embedding)
+            if args.access is not None:
+                store = store.restricted(args.access)
             try:
                 tool = make_tool(factory, store, argument="--tool")
             except InvalidInputError as exc:
                 raise CliError(str(exc), 2) from None
-            print(f"hoprag mcp: serving the tool {tool.name!r} on {args.keyspace}.{args.table} "
-                  "over stdio", file=sys.stderr, flush=True)  # fmt: skip
+            view = "" if args.access is None else " (an access view)"
+            print(f"hoprag mcp: serving the tool {tool.name!r} on {args.keyspace}.{args.table}"
+                  f"{view} over stdio", file=sys.stderr, flush=True)  # fmt: skip
             serve_stdio(tool, stdout=protocol_out)
             return 0
         finally:

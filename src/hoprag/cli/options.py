@@ -17,6 +17,33 @@ if TYPE_CHECKING:
 
 # --- parsing ----------------------------------------------------------------------------------
 
+ACCESS_FILTER_HELP = (
+    'serve only the documents passing this filter, given as JSON (e.g. \'{"tenant": "acme"}\'): '
+    "the store is a view that no tool argument can reach outside (hoprag.stores.views)"
+)
+
+
+def add_access_filter_argument(parser: argparse.ArgumentParser) -> None:
+    """The `--access-filter JSON` flag of the commands that serve a tool."""
+    parser.add_argument("--access-filter", metavar="JSON", help=ACCESS_FILTER_HELP)
+
+
+def access_filter_arg(raw: str | None) -> CompiledFilter | None:
+    """`--access-filter`'s JSON checked and compiled as a store view's access filter (exit 2
+    naming the flag when it is not JSON or not a non-empty filter), or None when not given."""
+    from hoprag.stores.views import compile_access
+
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise CliError(f"--access-filter {clip(raw)} is not JSON ({exc})", 2) from None
+    try:
+        return compile_access(value)
+    except InvalidInputError as exc:
+        raise CliError(f"--access-filter: {exc}", 2) from None
+
 
 def parse_edges_arg(text: str) -> list[tuple[str, str]]:
     """`keywords:keywords,links:$id` -> [("keywords", "keywords"), ("links", "$id")]: each item

@@ -11,6 +11,7 @@ from hoprag.cli.common import DEFAULT_KEYSPACE, LOAD_BATCH
 from hoprag.cli.fields import cmd_fields_declare, cmd_fields_list
 from hoprag.cli.load import cmd_load
 from hoprag.cli.mcp import cmd_mcp
+from hoprag.cli.options import add_access_filter_argument
 from hoprag.cli.query import cmd_query
 from hoprag.cli.stats import cmd_stats
 
@@ -202,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         "module path; the current directory is searched too) instead of the films tool",
     )
     mc.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
+    add_access_filter_argument(mc)
     mc.set_defaults(func=cmd_mcp, ann_overquery=1)
 
     from hoprag.cli.eval import add_eval_parser

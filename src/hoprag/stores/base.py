@@ -191,14 +191,28 @@ class Store(Protocol):
         ...
 
     async def aresolve(
-        self, text: str, fields: Sequence[str], *, limit: int = 10
+        self,
+        text: str,
+        fields: Sequence[str],
+        *,
+        limit: int = 10,
+        filter: Filter | CompiledFilter | None = None,
     ) -> list[Candidate]:
         """The values of `fields` that `text` may mean, best first (`hoprag.resolve`: exact
         matches of the normalised text, then values holding all its words), each with the
-        number of documents carrying it; at most `limit` (1..100). The text reaches a store
-        only as a bound value. The default raises NotImplementedError: stores that resolve
-        override it (MemoryStore: any field; CassandraStore: declared entity fields)."""
+        number of documents carrying it; at most `limit` (1..100). With `filter`, only the
+        documents passing it are counted, and a value none of them carries is left out (how a
+        store view resolves). The text reaches a store only as a bound value. The default
+        raises NotImplementedError: stores that resolve override it (MemoryStore: any field;
+        CassandraStore: declared entity fields)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement aresolve")
+
+    def restricted(self, access_filter: Filter | CompiledFilter) -> Store:
+        """A view of this store that answers as if the documents outside `access_filter` did
+        not exist, whatever filter, ids or scope a caller passes (`hoprag.stores.views`)."""
+        from hoprag.stores.views import RestrictedStore
+
+        return RestrictedStore(self, access_filter)
 
     async def asearch(
         self,

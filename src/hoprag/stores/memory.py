@@ -366,28 +366,50 @@ class MemoryStore(Store):
     # -- entity resolution -----------------------------------------------------------------
 
     async def aresolve(
-        self, text: str, fields: Sequence[str], *, limit: int = 10
+        self,
+        text: str,
+        fields: Sequence[str],
+        *,
+        limit: int = 10,
+        filter: Filter | CompiledFilter | None = None,
     ) -> list[Candidate]:
         """Values of `fields` (any metadata fields) that `text` may mean, best first, with the
         number of documents carrying each (`hoprag.resolve`; the same ranking as every
-        store)."""
-        return self.resolve(text, fields, limit=limit)
+        store); with `filter`, of the documents passing it."""
+        return self.resolve(text, fields, limit=limit, filter=filter)
 
-    def resolve(self, text: str, fields: Sequence[str], *, limit: int = 10) -> list[Candidate]:
+    def resolve(
+        self,
+        text: str,
+        fields: Sequence[str],
+        *,
+        limit: int = 10,
+        filter: Filter | CompiledFilter | None = None,
+    ) -> list[Candidate]:
         """Sync `aresolve`."""
         request = check_resolve(text, fields, limit)
+        compiled = compile_filter(filter)
         matches: list[Match] = []
         counts: dict[tuple[str, str], int] = {}
         with self._lock:
+            passing = self._filter_rows(compiled)
             for field in request.fields:
                 for value, norm, found, n in self._field_values(field):
                     m = request.match(field, value, norm, found)
-                    if m is not None:
+                    if m is not None and passing is not None:
+                        n = self._count_passing(field, value, passing)
+                    if m is not None and n:
                         matches.append(m)
                         counts[(field, value)] = n
         if len(matches) > MAX_CANDIDATES:
             raise too_many(request, len(matches))
         return rank_counted(request, matches, counts)
+
+    def _count_passing(self, field: str, value: str, passing: _Rows) -> int:
+        """How many of the rows `passing` carry string `value` in `field` (the caller holds the
+        lock)."""
+        rows = self._field_index(field).get(value_key(value), _EMPTY)
+        return int(np.intersect1d(rows, passing, assume_unique=True).size)
 
     def _match_rows(self, field: str, value: Any) -> _Rows:
         return self._field_index(field).get(value_key(value), _EMPTY)

@@ -12,11 +12,14 @@ already passed it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from hoprag.edges import MetadataEdge
 from hoprag.errors import InvalidInputError
+from hoprag.filters import CompiledFilter
 from hoprag.resolve import MAX_CANDIDATES, Candidate, Match, ResolveRequest, rank, too_many
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.fields import DeclaredField, declare_command
@@ -28,12 +31,31 @@ RESOLVE_CONCURRENCY = 32
 """Count queries one resolve has in flight at most."""
 
 
-async def resolve_declared(store: CassandraStore, request: ResolveRequest) -> list[Candidate]:
-    """The candidates of a checked `request` on `store`'s declared entity fields (set up)."""
+VIEW_COUNT_LIMIT = 10_000
+"""With a filter (a store view's), a candidate's documents are counted by reading them, up to
+this many: a larger count is shown as this."""
+
+
+async def resolve_declared(
+    store: CassandraStore, request: ResolveRequest, filter: CompiledFilter
+) -> list[Candidate]:
+    """The candidates of a checked `request` on `store`'s declared entity fields (set up),
+    counting the documents that pass `filter` (all of them when it matches all)."""
     for field in request.fields:
         entity_field(store, field)
-    cat = store.values_catalogue
     limiter = anyio.CapacityLimiter(RESOLVE_CONCURRENCY)
+    matches = await _catalogue_matches(store, request, limiter)
+    if filter.matches_all:
+        return await rank(request, matches, _token_counter(store, limiter))
+    return await rank(request, matches, await _filtered_counter(store, filter))
+
+
+async def _catalogue_matches(
+    store: CassandraStore, request: ResolveRequest, limiter: anyio.CapacityLimiter
+) -> list[Match]:
+    """The catalogue's values of the requested fields that the text matches (refused beyond
+    the cap)."""
+    cat = store.values_catalogue
     bound = MAX_CANDIDATES + 1
     exact, token = cat.exact_query(), cat.token_query(len(request.words))
     calls: list[tuple[str, list[Any]]] = []
@@ -52,14 +74,36 @@ async def resolve_declared(store: CassandraStore, request: ResolveRequest) -> li
             matches.append(m)
     if len(matches) > MAX_CANDIDATES:
         raise too_many(request, len(matches))
+    return matches
+
+
+Counter = Callable[[list[Match]], Awaitable[list[int]]]
+"""Counts the documents carrying each match's value (`hoprag.resolve.rank` calls it per tier)."""
+
+
+def _token_counter(store: CassandraStore, limiter: anyio.CapacityLimiter) -> Counter:
+    """Counts with one `SELECT COUNT(*) ... WHERE tokens CONTAINS ?` per match, one burst."""
+    text = store.values_catalogue.count_query()
 
     async def count(tier: list[Match]) -> list[int]:
-        text = cat.count_query()
         calls = [(text, [tok.token(m.field, m.value)]) for m in tier]
         pages = await store.executor.burst(calls, "resolve count", limiter)
         return [int(rows[0][0]) if rows else 0 for rows in pages]
 
-    return await rank(request, matches, count)
+    return count
+
+
+async def _filtered_counter(store: CassandraStore, filter: CompiledFilter) -> Counter:
+    """Counts the documents passing `filter` too, by reading them as a scope reads an edge's
+    members (`amatching`: the filter pushed down as in every read), one burst per tier."""
+    query = await store.aprepare(None, filter, include_embeddings=False)
+
+    async def count(tier: list[Match]) -> list[int]:
+        edges = [MetadataEdge(m.field, m.value) for m in tier]
+        pages = await query.amatching(edges, limit=VIEW_COUNT_LIMIT)
+        return [len(hits) for hits in pages]
+
+    return count
 
 
 def entity_field(store: CassandraStore, field: str) -> DeclaredField:

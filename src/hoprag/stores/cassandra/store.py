@@ -329,20 +329,34 @@ class CassandraStore(Store):
     # --- entity resolution ------------------------------------------------------------------
 
     async def aresolve(
-        self, text: str, fields: Sequence[str], *, limit: int = 10
+        self,
+        text: str,
+        fields: Sequence[str],
+        *,
+        limit: int = 10,
+        filter: Filter | CompiledFilter | None = None,
     ) -> list[Candidate]:
         """Values of the declared entity `fields` that `text` may mean, best first, each with
-        the number of documents carrying it (`hoprag.resolve`; the reads are
+        the number of documents carrying it (passing `filter` too, when given; the reads are
         `resolving.resolve_declared`'s). InvalidInputError for a field that is not a declared
         entity field (naming the declaration that fixes it), a bad text or a `limit` outside
         1..100."""
         request = check_resolve(text, fields, limit)
+        compiled = compile_filter(filter)
         await self.asetup()
-        return await resolve_declared(self, request)
+        return await resolve_declared(self, request, compiled)
 
-    def resolve(self, text: str, fields: Sequence[str], *, limit: int = 10) -> list[Candidate]:
+    def resolve(
+        self,
+        text: str,
+        fields: Sequence[str],
+        *,
+        limit: int = 10,
+        filter: Filter | CompiledFilter | None = None,
+    ) -> list[Candidate]:
         """Sync `aresolve`."""
-        return run_sync(functools.partial(self.aresolve, text, fields, limit=limit))
+        call = functools.partial(self.aresolve, text, fields, limit=limit, filter=filter)
+        return run_sync(call)
 
     # --- declaring fields on an existing table ----------------------------------------------
 

@@ -1,0 +1,175 @@
+"""Access-restricted store views: `store.restricted(access_filter)` is a `Store` that answers as
+if the documents outside `access_filter` did not exist.
+
+Every read of a run goes through `aprepare`, and the view prepares each run on the store it
+wraps with its access filter ANDed into the caller's (`hoprag.filters.and_filters`): vector and
+lexical starts, edge adjacency, reads by id (`initial_root_ids`, `Scope(ids=...)`, id edges),
+the complete reads of scopes and `order_by` listings. Name resolution asks the store to count
+only the documents that pass the access filter and to leave out values no such document
+carries. A caller's filter can only narrow what the view shows, since it is ANDed, never
+ORed, with the access filter; `view.restricted(f)` narrows the view further.
+
+Writes through a view refuse, before anything is written, a document outside the view and a
+document whose id belongs to a stored document outside it (the check and the write are not one
+transaction: a concurrent writer to the same id through another view is not excluded)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from hoprag.documents import Document
+from hoprag.edges import MetadataEdge
+from hoprag.errors import InvalidInputError, invalid
+from hoprag.filters import (
+    CompiledFilter,
+    Filter,
+    FilterPlan,
+    and_filters,
+    compile_filter,
+    condition_label,
+    matches,
+)
+from hoprag.resolve import Candidate
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
+from hoprag.sync import run_sync
+from hoprag.validation import check_documents
+
+__all__ = ["RestrictedQuery", "RestrictedStore"]
+
+ACCESS_ALLOWED = "a non-empty filter (the filter language of every store)"
+
+
+def compile_access(access: Filter | CompiledFilter) -> CompiledFilter:
+    """`access` checked and compiled as an access filter: errors name `access_filter`, and a
+    filter that lets every document through is refused (a view of everything is a mistake)."""
+    compiled = compile_filter(access, "access_filter")
+    if compiled.matches_all:
+        raise invalid("access_filter", access, ACCESS_ALLOWED)
+    return compiled
+
+
+class RestrictedStore(Store):
+    """A view of `store` that holds only the documents passing `access` (see the module
+    docstring). Made by `Store.restricted`."""
+
+    def __init__(self, store: Store, access: Filter | CompiledFilter) -> None:
+        if not isinstance(store, Store):
+            raise invalid("store", store, "a hoprag Store")
+        self.store = store
+        self.access = compile_access(access)
+        self.embedding = store.embedding
+
+    def __repr__(self) -> str:
+        labels = ", ".join(map(condition_label, self.access.conditions))
+        return f"RestrictedStore({self.store!r}, access: {labels})"
+
+    def restricted(self, access_filter: Filter | CompiledFilter) -> RestrictedStore:
+        """A view of the same store holding the documents that pass this view's access filter
+        and `access_filter` too."""
+        narrower = and_filters(self.access, compile_access(access_filter))
+        return RestrictedStore(self.store, narrower)
+
+    async def aprepare(
+        self,
+        embedding: Sequence[float] | None,
+        filter: Filter | CompiledFilter | None = None,
+        *,
+        include_embeddings: bool = True,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+    ) -> RestrictedQuery:
+        """The wrapped store's prepared query for the caller's filter ANDed with the access
+        filter."""
+        both = and_filters(self.access, compile_filter(filter))
+        inner = await self.store.aprepare(
+            embedding,
+            both,
+            include_embeddings=include_embeddings,
+            max_concurrency=max_concurrency,
+        )
+        return RestrictedQuery(inner, self.access)
+
+    async def aresolve(
+        self,
+        text: str,
+        fields: Sequence[str],
+        *,
+        limit: int = 10,
+        filter: Filter | CompiledFilter | None = None,
+    ) -> list[Candidate]:
+        """The wrapped store's resolution counting only documents in the view (and passing
+        `filter`)."""
+        both = and_filters(self.access, compile_filter(filter))
+        return await self.store.aresolve(text, fields, limit=limit, filter=both)
+
+    async def aadd(self, documents: Iterable[Document]) -> None:
+        """Write `documents` to the wrapped store, after refusing the whole batch when one of
+        them is outside the view or would replace a stored document outside it."""
+        docs = check_documents(documents)
+        self._refuse(
+            [d.id for d in docs if not matches(self.access, d.metadata)],
+            "are outside this store view (they do not pass its access filter)",
+        )
+        stored = await self.store.aget([d.id for d in docs], include_embeddings=False)
+        self._refuse(
+            [h.id for h in stored if not matches(self.access, h.document.metadata)],
+            "would replace documents outside this store view",
+        )
+        await self.store.aadd(docs)
+
+    def add(self, documents: Iterable[Document]) -> None:
+        """Sync `aadd`."""
+        run_sync(self.aadd, documents)
+
+    def _refuse(self, ids: list[str], why: str) -> None:
+        if ids:
+            shown = ", ".join(map(repr, ids[:5])) + (" ..." if len(ids) > 5 else "")
+            raise InvalidInputError(
+                f"documents {shown} {why}; nothing was written",
+                argument="documents",
+                value=ids,
+                allowed="documents that pass the view's access filter",
+            )
+
+
+class RestrictedQuery(PreparedQuery):
+    """A run prepared through a store view: the wrapped store's prepared query (whose filter
+    holds the access filter), with the access conditions named in its `filter_plan`."""
+
+    def __init__(self, inner: PreparedQuery, access: CompiledFilter) -> None:
+        self.inner = inner
+        self.access = access
+        self.embedding = inner.embedding
+        self.filter = inner.filter
+        self.include_embeddings = inner.include_embeddings
+        self.limiter = inner.limiter
+
+    @property
+    def filter_plan(self) -> FilterPlan:
+        """The wrapped query's plan, with the access filter's conditions as `access`."""
+        plan = self.inner.filter_plan
+        labels = tuple(dict.fromkeys(map(condition_label, self.access.conditions)))
+        return FilterPlan(plan.queries, plan.pushed, plan.after_read, labels)
+
+    async def alexical(self, text: str, *, k: int) -> Sequence[LexicalHit]:
+        return await self.inner.alexical(text, k=k)
+
+    async def around_trip(self) -> float | None:
+        return await self.inner.around_trip()
+
+    async def asearch(self, *, k: int) -> list[Hit]:
+        return await self.inner.asearch(k=k)
+
+    async def aget(self, ids: Sequence[str]) -> list[Hit]:
+        return await self.inner.aget(ids)
+
+    async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
+        return await self.inner.aadjacent(edge, k=k)
+
+    async def aadjacent_many(self, edges: Sequence[MetadataEdge], *, k: int) -> list[list[Hit]]:
+        return await self.inner.aadjacent_many(edges, k=k)
+
+    async def amatching(self, edges: Sequence[MetadataEdge], *, limit: int) -> list[list[Hit]]:
+        return await self.inner.amatching(edges, limit=limit)
+
+    async def afiltered(self, *, limit: int) -> list[Hit]:
+        return await self.inner.afiltered(limit=limit)

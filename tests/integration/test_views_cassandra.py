@@ -1,0 +1,30 @@
+"""Store views (`Store.restricted`) on a CassandraStore over the real node: the property of
+tests/view_checks.py (nothing outside the view is returned, counted or named, through every
+read path) on seeded random graphs, with the access filter pushed down like any filter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from keyspaces import new_keyspace
+
+from hoprag.embeddings import HashEmbedding
+from hoprag.stores.cassandra.store import CassandraStore
+from view_checks import DECLARED, check_view, corpus
+
+
+@pytest.mark.parametrize("seed", [11, 29])
+async def test_no_read_through_a_view_returns_counts_or_names_a_document_outside_it(
+    cassandra_session: Any, seed: int
+) -> None:
+    docs = corpus(seed)
+    store = CassandraStore(
+        HashEmbedding(16),
+        keyspace=new_keyspace(cassandra_session),
+        table="stories",
+        session=cassandra_session,
+        fields=DECLARED,
+    )
+    await store.aadd(docs)
+    await check_view(store, docs, seed, rounds=4)

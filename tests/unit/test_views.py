@@ -1,0 +1,111 @@
+"""Store views (`Store.restricted`) on MemoryStore: the property that nothing outside the view
+is returned, counted or named (tests/view_checks.py, also run on Cassandra), and the view's
+own behaviour: narrowing, writes, errors, explain."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hoprag import Document, Eager, atraverse
+from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError
+from hoprag.stores import MemoryStore
+from hoprag.stores.views import RestrictedStore
+from view_checks import EDGES, check_view, corpus
+
+EMB = HashEmbedding(16)
+
+
+def _store(seed: int) -> tuple[MemoryStore, list[Document]]:
+    docs = corpus(seed)
+    store = MemoryStore(embedding=EMB)
+    store.add(docs)
+    return store, docs
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6))
+async def test_no_read_through_a_view_returns_counts_or_names_a_document_outside_it(
+    seed: int,
+) -> None:
+    store, docs = _store(seed)
+    await check_view(store, docs, seed, rounds=2)
+
+
+async def test_a_view_of_a_view_holds_what_passes_both_access_filters() -> None:
+    store, docs = _store(7)
+    acme = store.restricted({"tenant": "acme"})
+    recent = acme.restricted({"year": {"$gte": 2005}})
+    assert isinstance(recent, RestrictedStore) and recent.store is store
+    want = {d.id for d in docs if d.metadata["tenant"] == "acme" and d.metadata["year"] >= 2005}
+    got = await recent.aget([d.id for d in docs], include_embeddings=False)
+    assert {h.id for h in got} == want
+    # A caller's filter naming another tenant finds nothing: it is ANDed, never ORed.
+    assert await recent.aget([d.id for d in docs], filter={"tenant": "bolt"}) == []
+
+
+async def test_writes_through_a_view_refuse_documents_outside_it_and_write_nothing() -> None:
+    store, docs = _store(3)
+    view = store.restricted({"tenant": "acme"})
+    outsider = next(d for d in docs if d.metadata["tenant"] != "acme")
+    fresh = Document("new1", "fresh", {"tenant": "acme", "kw": ["river"]})
+    with pytest.raises(InvalidInputError, match="outside this store view") as e:
+        await view.aadd([fresh, Document("new2", "x", {"tenant": "bolt"})])
+    assert e.value.argument == "documents" and e.value.value == ["new2"]
+    # Taking over a stored document of another tenant by its id is refused too.
+    with pytest.raises(InvalidInputError, match="would replace documents outside"):
+        await view.aadd([fresh, Document(outsider.id, "mine now", {"tenant": "acme"})])
+    assert await store.aget(["new1", "new2"]) == []  # nothing of either batch was written
+    [kept] = await store.aget([outsider.id])
+    assert kept.document.metadata["tenant"] == outsider.metadata["tenant"]
+    view.add([fresh])
+    assert [h.id for h in await view.aget(["new1"])] == ["new1"]
+
+
+@pytest.mark.parametrize(
+    ("access", "phrase"),
+    [
+        ({}, "a non-empty filter"),
+        (None, "a non-empty filter"),
+        ({"tenant": {"$regex": "a.*"}}, "access_filter['tenant']['$regex']"),
+        ("tenant=acme", "access_filter must be a mapping"),
+    ],
+)
+def test_a_bad_access_filter_is_refused_naming_access_filter(access: object, phrase: str) -> None:
+    store, _ = _store(1)
+    with pytest.raises(InvalidInputError, match="access_filter") as e:
+        store.restricted(access)  # type: ignore[arg-type]
+    assert phrase in str(e.value)
+
+
+async def test_explain_shows_the_access_filter_beside_the_callers() -> None:
+    store, _ = _store(5)
+    view = store.restricted({"tenant": "acme"})
+    res = await atraverse(
+        "river",
+        store=view,
+        edges=EDGES,
+        strategy=Eager(select_k=5, start_k=2, adjacent_k=4, max_depth=1),
+        filter={"kw": "river"},
+    )
+    line = res.stats.explain().splitlines()[0]
+    assert line.startswith("filter: ") and "the access view's: tenant $eq" in line
+    assert "kw $eq" in line
+
+
+async def test_resolution_through_a_view_counts_only_its_documents() -> None:
+    store = MemoryStore(embedding=EMB)
+    store.add(
+        [
+            Document("a", "a", {"tenant": "acme", "who": "Ann Lee"}),
+            Document("b", "b", {"tenant": "bolt", "who": "Ann Lee"}),
+            Document("c", "c", {"tenant": "bolt", "who": "Ann Moss"}),
+        ]
+    )
+    everyone = await store.aresolve("ann", ["who"])
+    assert {c.value: c.documents for c in everyone} == {"Ann Lee": 2, "Ann Moss": 1}
+    view = store.restricted({"tenant": "acme"})
+    assert [(c.value, c.documents) for c in await view.aresolve("ann", ["who"])] == [("Ann Lee", 1)]
+    assert await view.aresolve("moss", ["who"]) == []  # a name only another tenant carries

@@ -1,0 +1,225 @@
+"""The property that a store view (`Store.restricted`) cannot be read past, checked the same
+way on every store: random graphs of documents from several tenants, random access filters and
+random caller filters, ids and scopes, and every read path (traversal, search, scope, listing,
+name resolution, the agents' tool) asked through the view. Nothing that comes back may be,
+count or name a document outside the view, and what the view holds is found as on a store
+that holds only those documents.
+
+The unit tests run it on MemoryStore under hypothesis; the integration tests run it on a
+Cassandra table (the fields the filters range over declared)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hoprag import Beam, Document, Eager, Mmr, Scope, asearch, atraverse
+from hoprag.filters import compile_filter, matches
+from hoprag.resolve import normalize, words
+from hoprag.stores.base import Store
+from hoprag.tools import Entity, Limit, Range, SearchTool, Topic
+
+TENANTS = ("acme", "bolt", "core")
+WORDS = ("river", "stone", "cloud", "ember", "frost", "grove")
+PEOPLE = ("Ann Lee", "Lee Ann", "Bo Diaz", "Cy Vale", "Di Moss")
+EDGES = [("kw", "kw"), ("cites", "$id"), ("who", "who")]
+DECLARED = {"year": "number", "who": "entity"}
+"""The fields a store with declared types (Cassandra) declares for these checks."""
+
+
+def corpus(seed: int, n: int = 40) -> list[Document]:
+    """`n` documents of a seeded random graph: a tenant each, keywords, citations of any
+    document (across tenants too), a person and a year."""
+    rng = random.Random(seed)
+    docs = []
+    for i in range(n):
+        words = rng.sample(WORDS, rng.randint(1, 3))
+        meta: dict[str, Any] = {
+            "tenant": rng.choice(TENANTS),
+            "kw": words,
+            "cites": [f"v{rng.randrange(n)}" for _ in range(rng.randint(0, 3))],
+            "who": rng.choice(PEOPLE),
+            "year": rng.randint(1990, 2020),
+        }
+        docs.append(Document(f"v{i}", f"{' '.join(words)} story {i}", meta))
+    return docs
+
+
+def access_filters(rng: random.Random) -> dict[str, Any]:
+    """A random access filter: a tenant, tenants, a year range, or a tenant or a keyword."""
+    t = rng.choice(TENANTS)
+    return rng.choice(
+        [
+            {"tenant": t},
+            {"tenant": {"$in": rng.sample(TENANTS, 2)}},
+            {"year": {"$gte": rng.randint(1995, 2015)}},
+            {"$or": [{"tenant": t}, {"kw": rng.choice(WORDS)}]},
+            {"tenant": t, "year": {"$lt": rng.randint(2000, 2021)}},
+        ]
+    )
+
+
+def caller_filters(rng: random.Random) -> dict[str, Any] | None:
+    """A random filter a caller (or an agent) passes: none, another tenant, a keyword, a year
+    range, or an $or that tries to widen the view."""
+    return rng.choice(
+        [
+            None,
+            {"tenant": rng.choice(TENANTS)},
+            {"kw": rng.choice(WORDS)},
+            {"year": {"$lt": rng.randint(1995, 2020)}},
+            {"$or": [{"tenant": rng.choice(TENANTS)}, {"year": {"$gte": 1990}}]},
+        ]
+    )
+
+
+@dataclass
+class ViewCase:
+    """One store, its documents, and a view of it with the reference answers."""
+
+    store: Store
+    docs: list[Document]
+    access: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        compiled = compile_filter(self.access)
+        self.inside = {d.id for d in self.docs if matches(compiled, d.metadata)}
+        self.view = self.store.restricted(self.access)
+        self.by_id = {d.id: d for d in self.docs}
+
+    def passing(self, flt: dict[str, Any] | None) -> set[str]:
+        """The ids in the view that also pass `flt`."""
+        compiled = compile_filter(flt)
+        return {i for i in self.inside if matches(compiled, self.by_id[i].metadata)}
+
+    def assert_inside(self, nodes: Sequence[Any], what: str) -> None:
+        """Every node, and every document on its path, is in the view."""
+        for n in nodes:
+            assert n.id in self.inside, f"{what}: {n.id} is outside {self.access}"
+            outside = [p for p in n.path.nodes if p not in self.inside]
+            assert not outside, f"{what}: {n.id}'s path passes {outside} outside {self.access}"
+
+
+Check = Callable[[ViewCase, random.Random], Awaitable[None]]
+
+
+async def check_reads_by_id(case: ViewCase, rng: random.Random) -> None:
+    flt = caller_filters(rng)
+    ids = [d.id for d in case.docs]
+    got = await case.view.aget(ids, filter=flt, include_embeddings=False)
+    assert {h.id for h in got} == case.passing(flt), (case.access, flt)
+
+
+async def check_search(case: ViewCase, rng: random.Random) -> None:
+    flt = caller_filters(rng)
+    res = await asearch(rng.choice(WORDS), store=case.view, k=50, filter=flt)
+    case.assert_inside(res, "asearch")
+    assert {n.id for n in res} == case.passing(flt), (case.access, flt)
+
+
+async def check_traversal(case: ViewCase, rng: random.Random) -> None:
+    flt = caller_filters(rng)
+    strategy = rng.choice(
+        [
+            Eager(select_k=30, start_k=3, adjacent_k=8, max_depth=3),
+            Mmr(select_k=10, start_k=2, adjacent_k=8, max_depth=2),
+            Beam(beam_width=4, max_depth=3, select_k=10, start_k=3, adjacent_k=8),
+        ]
+    )
+    roots = tuple(rng.sample([d.id for d in case.docs], 4))  # inside and outside the view
+    res = await atraverse(
+        rng.choice(WORDS),
+        store=case.view,
+        edges=EDGES,
+        strategy=strategy,
+        filter=flt,
+        initial_root_ids=roots,
+    )
+    case.assert_inside(res, f"atraverse {strategy!r}")
+    assert {n.id for n in res} <= case.passing(flt)
+    # The roots the view holds (and the filter passes) are admitted; the others are not.
+    if isinstance(strategy, Eager):
+        assert {r for r in roots if r in case.passing(flt)} <= {n.id for n in res}
+    assert "the access view's" in res.stats.explain()
+
+
+async def check_scope(case: ViewCase, rng: random.Random) -> None:
+    ids = rng.sample([d.id for d in case.docs], 3)
+    scope = Scope(ids=ids, edges=[("cites", "$id"), ("kw", "kw")], max_depth=2, max_size=1000)
+    res = await asearch(None, store=case.view, k=100, scope=scope, order_by="-year")
+    case.assert_inside(res, "scope listing")
+    # Anchors outside the view are not anchors; reached documents come through the view only.
+    anchors = {n.id for n in res if n.depth == 0}
+    assert anchors == set(ids) & case.inside
+    start = Scope(start={"kw": rng.choice(WORDS)}, edges=[("who", "who")], max_depth=1)
+    ranked = await asearch(rng.choice(WORDS), store=case.view, k=20, scope=start)
+    case.assert_inside(ranked, "scoped search")
+
+
+async def check_listing(case: ViewCase, rng: random.Random) -> None:
+    flt = caller_filters(rng) or {"kw": rng.choice(WORDS)}
+    res = await asearch(None, store=case.view, k=100, filter=flt, order_by="year")
+    case.assert_inside(res, "listing")
+    assert {n.id for n in res} == case.passing(flt)
+
+
+async def check_resolution(case: ViewCase, rng: random.Random) -> None:
+    text = rng.choice(["ann", "lee", "bo diaz", "vale", "moss"])
+    got = await case.view.aresolve(text, ["who"], limit=10)
+    want: dict[str, int] = {}
+    for i in case.inside:
+        who = case.by_id[i].metadata["who"]
+        if words(normalize(text)) <= words(normalize(who)):
+            want[who] = want.get(who, 0) + 1
+    assert {c.value: c.documents for c in got} == want, (text, case.access)
+
+
+def tool(store: Store) -> SearchTool:
+    """A search tool over these documents, as an application would declare it."""
+    return SearchTool(
+        "story_search",
+        "Search the stories.",
+        store,
+        [
+            Topic("What the stories are about.", examples=["river"]),
+            Entity("person", ["who"], "A person in the story.", scope_edges=[("cites", "$id")]),
+            Range("year_from", "year", "gte", "Written in this year or later."),
+            Limit(default=20),
+        ],
+        order_field="year",
+        noun="stories",
+    )
+
+
+async def check_tool(case: ViewCase, rng: random.Random) -> None:
+    args: dict[str, Any] = {"topic": rng.choice(WORDS), "year_from": rng.randint(1990, 2015)}
+    if rng.random() < 0.7:
+        args["person"] = rng.choice(["ann", "lee", "Bo Diaz", "vale", "moss"])
+    answer = await tool(case.view).arun(**args)
+    case.assert_inside(answer.nodes, f"tool {args}")
+    if answer.follow_up is not None:
+        named = {c.value for c in answer.follow_up.candidates}
+        in_view = {case.by_id[i].metadata["who"] for i in case.inside}
+        assert named <= in_view, (named, in_view)
+
+
+CHECKS: tuple[Check, ...] = (
+    check_reads_by_id,
+    check_search,
+    check_traversal,
+    check_scope,
+    check_listing,
+    check_resolution,
+    check_tool,
+)
+
+
+async def check_view(store: Store, docs: list[Document], seed: int, rounds: int = 1) -> None:
+    """`rounds` random access filters over `store` (holding `docs`), each read every way."""
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        case = ViewCase(store, docs, access_filters(rng))
+        for check in CHECKS:
+            await check(case, rng)
