@@ -55,6 +55,21 @@ class ResolveCompliance(Contract):
         ]
         assert all(isinstance(c, Candidate) for c in got)
 
+    async def test_resolve_with_a_filter_counts_only_the_documents_passing_it(
+        self, names: Store
+    ) -> None:
+        # How a store view resolves: a value only documents outside the filter carry is left
+        # out, and a count is of the documents passing it (r0, r1 and r2 are Lumet's, Pakula's
+        # and Koster's films).
+        directors = {"director": {"$in": ["Sidney Lumet", "Alan J. Pakula", "Henry Koster"]}}
+        got = await names.aresolve("fonda", ["cast"], filter=directors)
+        assert [(c.value, c.documents) for c in got] == [
+            ("Henry Fonda", 2),
+            ("Jane Fonda", 2),
+            ("Peter Fonda", 1),
+        ]
+        assert await names.aresolve("bridget", ["cast"], filter={"director": "Nobody"}) == []
+
     async def test_resolve_ignores_case_accents_and_spaces_across_fields(
         self, names: Store
     ) -> None:
