@@ -396,14 +396,16 @@ class MemoryStore(Store):
             for field in request.fields:
                 for value, norm, found, n in self._field_values(field):
                     m = request.match(field, value, norm, found)
-                    if m is not None and passing is not None:
-                        n = self._count_passing(field, value, passing)
-                    if m is not None and n:
+                    if m is not None:
                         matches.append(m)
-                        counts[(field, value)] = n
+                        counts[(field, value)] = (
+                            n if passing is None else self._count_passing(field, value, passing)
+                        )
+        # The cap counts the values of every document, before the filter, as CassandraStore's
+        # catalogue does: it bounds the work, and the same text gets the same answer.
         if len(matches) > MAX_CANDIDATES:
             raise too_many(request, len(matches))
-        return rank_counted(request, matches, counts)
+        return rank_counted(request, matches, counts)  # values no passing document carries drop
 
     def _count_passing(self, field: str, value: str, passing: _Rows) -> int:
         """How many of the rows `passing` carry string `value` in `field` (the caller holds the
