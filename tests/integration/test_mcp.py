@@ -1,14 +1,18 @@
-"""`hoprag mcp` as an MCP client meets it: a real stdio server process (`python -m hoprag.cli
-mcp`) on the films table in a real Cassandra 5.0 node, driven by the `mcp` package's own client
-(`stdio_client` + `ClientSession`). The 17,472 films are loaded once for the module by `hoprag
-load films --embedding hash:32` (declared fields, values catalogue, load catalogue); answers are
-checked by SQL over movies.db and against the same tool run in-process."""
+"""`hoprag mcp` as an MCP client meets it: a real server process (`python -m hoprag.cli mcp`,
+over stdio, and with `--http` over streamable HTTP) on the films table in a real Cassandra 5.0
+node, driven by the `mcp` SDK's own 2.x client (`stdio_client` or `streamable_http_client`, then
+`ClientSession`, which checks each structured result against the tool's output schema). The
+17,472 films are loaded once for the module by `hoprag load films --embedding hash:32` (declared
+fields, values catalogue, load catalogue); answers are checked by SQL over movies.db and
+against the same tool run in-process."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -17,12 +21,14 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from films_sql import films_where
 from hoprag.datasets.films import movies_db_path
 from hoprag.embeddings.hash import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
 from hoprag.tools import SearchTool, film_search_tool
+from hoprag.tools.answer import ANSWER_JSON_SCHEMA
 
 DB = movies_db_path()
 TESTS = Path(__file__).resolve().parents[1]
@@ -54,23 +60,77 @@ def films(
     yield Films(cassandra_contact_points, keyspace, film_search_tool(store))
 
 
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    return env
+
+
 @contextlib.asynccontextmanager
 async def served(films: Films, errlog: Path, *flags: str) -> AsyncIterator[ClientSession]:
     """An initialised client session to a `hoprag mcp` server process started with `flags`
-    (its stderr in `errlog`)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
+    (its stderr in `errlog`), over stdio."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "hoprag.cli", "mcp", "--keyspace", films.keyspace,
               "--contact-points", films.contact, *flags],
-        env=env,
+        env=_env(),
     )  # fmt: skip
     with errlog.open("w") as err:
         async with stdio_client(params, errlog=err) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 yield session
+
+
+class HttpServer:
+    """A `hoprag mcp --http 127.0.0.1:0` process: its URL, read from the line it prints on
+    stderr once it listens, and its stderr so far."""
+
+    def __init__(self, process: subprocess.Popen[str], url: str, lines: list[str]) -> None:
+        self.process = process
+        self.url = url
+        self.lines = lines
+
+
+@contextlib.contextmanager
+def http_server(films: Films, *flags: str) -> Iterator[HttpServer]:
+    """A running `hoprag mcp --http 127.0.0.1:0 ...` process; stopped with SIGTERM at the end,
+    and it must then exit 0, saying it stopped."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hoprag.cli", "mcp", "--keyspace", films.keyspace,
+         "--contact-points", films.contact, "--http", "127.0.0.1:0", *flags],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(),
+    )  # fmt: skip
+    assert process.stderr is not None
+    lines: list[str] = []
+    try:
+        for line in process.stderr:  # until it listens (or ends)
+            lines.append(line)
+            if "over streamable HTTP at " in line:
+                break
+        url = lines[-1].split(" at ", 1)[1].split()[0] if lines else ""
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), lines
+        yield HttpServer(process, url, lines)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+        lines.append(err)
+        assert process.returncode == 0, "".join(lines)
+        assert out == "" and "hoprag mcp: stopped" in err
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@contextlib.asynccontextmanager
+async def http_session(url: str) -> AsyncIterator[ClientSession]:
+    """An initialised client session over streamable HTTP."""
+    async with streamable_http_client(url) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
 
 
 def _text(result: Any) -> str:
@@ -87,15 +147,14 @@ async def test_the_server_lists_the_film_tool_and_answers_a_call_with_the_sql_fi
         result = await session.call_tool("film_search", HENRY_WESTERNS)
     assert [t.name for t in listed.tools] == ["film_search"]
     (tool,) = listed.tools
-    assert tool.description == films.tool.description
-    assert tool.inputSchema == films.tool.json_schema()
-    props = tool.inputSchema["properties"]
+    _check_listed(tool, films)
+    props = tool.input_schema["properties"]
     for name in ("topic", "actor", "director", "worked_with_actor", "genre", "country",
                  "year_from", "year_to", "reviews", "limit"):  # fmt: skip
         assert name in props and props[name].get("description")
-    assert result.isError is False
+    assert result.is_error is False
     sql = films_where(DB, cast="Henry Fonda", genre="Western", meter_at_least=60)
-    doc = result.structuredContent
+    doc = result.structured_content
     assert doc is not None and len(sql) >= 5
     assert {r["id"] for r in doc["results"]} == set(sql)
     expected = await films.tool.arun(**HENRY_WESTERNS)
@@ -105,24 +164,81 @@ async def test_the_server_lists_the_film_tool_and_answers_a_call_with_the_sql_fi
     assert "serving the tool 'film_search'" in errlog.read_text()
 
 
+def _check_listed(tool: Any, films: Films) -> None:
+    """The film tool as listed: its description, input schema, output schema and
+    annotations (it only reads)."""
+    assert tool.description == films.tool.description
+    assert tool.input_schema == films.tool.json_schema()
+    assert tool.output_schema == ANSWER_JSON_SCHEMA
+    notes = tool.annotations
+    assert notes is not None and notes.read_only_hint is True
+    assert notes.destructive_hint is False and notes.idempotent_hint is True
+    assert notes.open_world_hint is False
+
+
+async def test_over_http_the_server_lists_answers_refuses_and_stops_on_sigterm(
+    films: Films,
+) -> None:
+    with http_server(films, "--table", "films") as server:
+        async with http_session(server.url) as session:
+            listed = await session.list_tools()
+            result = await session.call_tool("film_search", HENRY_WESTERNS)
+            malformed = await session.call_tool("film_search", {"topic": "w", "reviews": "good"})
+        async with http_session(server.url) as again:  # a second client, the same server
+            after = await again.call_tool("film_search", {"topic": "western", "limit": 1})
+        assert "serving the tool 'film_search'" in "".join(server.lines)
+    (tool,) = listed.tools
+    _check_listed(tool, films)
+    expected = await films.tool.arun(**HENRY_WESTERNS)
+    doc = result.structured_content
+    assert result.is_error is False and doc is not None
+    assert [r["id"] for r in doc["results"]] == [n.id for n in expected.nodes]
+    assert _text(result) == expected.text
+    assert malformed.is_error is True and _text(malformed).startswith("Invalid arguments: ")
+    assert "reviews" in _text(malformed)
+    assert after.is_error is False and len(after.structured_content["results"]) == 1
+
+
+async def test_over_http_an_access_view_holds_and_a_foreign_host_header_is_refused(
+    films: Films,
+) -> None:
+    import httpx
+
+    view = ("--table", "films", "--access-filter", '{"year": {"$gte": 1960}}')
+    with http_server(films, *view) as server:
+        async with http_session(server.url) as session:
+            early = await session.call_tool("film_search", {**HENRY_WESTERNS, "year_to": 1959})
+        # DNS rebinding: a page on another origin reaching the loopback server by name.
+        async with httpx.AsyncClient() as client:
+            foreign = await client.post(
+                server.url,
+                headers={"Host": "evil.example", "Content-Type": "application/json",
+                         "Accept": "application/json, text/event-stream"},
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            )  # fmt: skip
+        assert "(an access view)" in "".join(server.lines)
+    assert early.is_error is False and early.structured_content["results"] == []
+    assert foreign.status_code in (403, 421), foreign.text
+
+
 async def test_an_ambiguous_name_is_a_follow_up_listing_the_fondas_not_an_error(
     films: Films, tmp_path: Path
 ) -> None:
     async with served(films, tmp_path / "server.err", "--table", "films") as session:
         result = await session.call_tool("film_search", {"topic": "western", "actor": "fonda"})
         unknown = await session.call_tool("film_search", {"director": "Zzyzx Qwerty"})
-    assert result.isError is False
+    assert result.is_error is False
     text = _text(result)
     assert text.startswith("Which did you mean by 'fonda' for actor:")
     fondas = {"Jane Fonda", "Henry Fonda", "Peter Fonda", "Bridget Fonda"}
     assert all(name in text for name in fondas)
-    doc = result.structuredContent
+    doc = result.structured_content
     assert doc is not None and doc["results"] == []
     assert doc["follow_up"]["parameter"] == "actor" and doc["follow_up"]["text"] == "fonda"
     assert fondas <= {c["value"] for c in doc["follow_up"]["candidates"]}
-    assert unknown.isError is False and _text(unknown).startswith("Nothing matched 'Zzyzx Qwerty'")
-    assert unknown.structuredContent is not None
-    assert unknown.structuredContent["follow_up"]["candidates"] == []
+    assert unknown.is_error is False and _text(unknown).startswith("Nothing matched 'Zzyzx Qwerty'")
+    assert unknown.structured_content is not None
+    assert unknown.structured_content["follow_up"]["candidates"] == []
 
 
 async def test_an_access_filter_serves_a_view_no_call_can_read_past(
@@ -136,12 +252,12 @@ async def test_an_access_filter_serves_a_view_no_call_can_read_past(
         early = await session.call_tool(
             "film_search", {**HENRY_WESTERNS, "year_to": 1959, "limit": 50}
         )
-    doc = westerns.structuredContent
-    assert westerns.isError is False and doc is not None
+    doc = westerns.structured_content
+    assert westerns.is_error is False and doc is not None
     sql = films_where(DB, cast="Henry Fonda", genre="Western", meter_at_least=60, year_from=1960)
     assert sql and {r["id"] for r in doc["results"]} == set(sql)
-    assert early.isError is False and early.structuredContent is not None
-    assert early.structuredContent["results"] == []
+    assert early.is_error is False and early.structured_content is not None
+    assert early.structured_content["results"] == []
     assert "(an access view)" in errlog.read_text()
 
 
@@ -163,15 +279,15 @@ async def test_a_malformed_call_is_a_tool_error_naming_the_parameter(
         # The server is still serving after a malformed call.
         after = await session.call_tool("film_search", {"topic": "western", "limit": 1})
     text = _text(result)
-    assert result.isError is True and text.startswith("Invalid arguments: ")
+    assert result.is_error is True and text.startswith("Invalid arguments: ")
     assert shown in text and "Traceback" not in text
-    assert after.isError is False and len(after.structuredContent["results"]) == 1
+    assert after.is_error is False and len(after.structured_content["results"]) == 1
 
 
 async def test_a_call_of_an_unknown_tool_is_a_tool_error(films: Films, tmp_path: Path) -> None:
     async with served(films, tmp_path / "server.err", "--table", "films") as session:
         result = await session.call_tool("film_serach", {"topic": "western"})
-    assert result.isError is True and "'film_search'" in _text(result)
+    assert result.is_error is True and "'film_search'" in _text(result)
 
 
 async def test_tool_module_factory_serves_the_users_own_tool(films: Films, tmp_path: Path) -> None:
@@ -183,19 +299,17 @@ async def test_tool_module_factory_serves_the_users_own_tool(films: Films, tmp_p
         )
         refused = await session.call_tool("actor_films", {"topic": "western", "genre": "War"})
     assert [t.name for t in listed.tools] == ["actor_films"]
-    assert set(listed.tools[0].inputSchema["properties"]) == {"topic", "actor", "limit"}
-    assert result.isError is False and result.structuredContent is not None
-    ids = [r["id"] for r in result.structuredContent["results"]]
+    assert set(listed.tools[0].input_schema["properties"]) == {"topic", "actor", "limit"}
+    assert result.is_error is False and result.structured_content is not None
+    ids = [r["id"] for r in result.structured_content["results"]]
     henry = set(films_where(DB, cast="Henry Fonda"))
     assert len(ids) == 20 and set(ids) <= henry and len(henry) > 20
-    assert refused.isError is True and "genre" in _text(refused)
+    assert refused.is_error is True and "genre" in _text(refused)
 
 
 @pytest.fixture
 def notes(films: Films, cassandra_session: Any, tmp_path: Path) -> Films:
     """Five notes loaded by `hoprag load jsonl` into a new keyspace's `notes` table."""
-    import subprocess
-
     from keyspaces import new_keyspace
 
     keyspace = new_keyspace(cassandra_session)
@@ -226,16 +340,14 @@ async def test_a_store_failure_is_a_tool_error_and_the_server_keeps_serving(
         cassandra_session.execute(f"DROP TABLE {notes.keyspace}.notes", timeout=60)
         failed = await session.call_tool("note_search", {"topic": "topic 2"})
         malformed = await session.call_tool("note_search", {"topic": "topic 2", "limit": 0})
-    assert before.isError is False and len(before.structuredContent["results"]) == 3
+    assert before.is_error is False and len(before.structured_content["results"]) == 3
     text = _text(failed)
-    assert failed.isError is True and text.startswith("The search failed: ")
+    assert failed.is_error is True and text.startswith("The search failed: ")
     assert "Traceback" not in text
-    assert malformed.isError is True and "limit" in _text(malformed)
+    assert malformed.is_error is True and "limit" in _text(malformed)
 
 
 def test_stdout_carries_only_json_rpc_even_when_the_factory_prints(films: Films) -> None:
-    import subprocess
-
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
     server = subprocess.Popen(

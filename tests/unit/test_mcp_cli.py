@@ -47,6 +47,11 @@ NOWHERE = ["--contact-points", "127.0.0.1:1"]
         (["--access-filter", "{tenant: acme}"], "--access-filter '{tenant: acme}' is not JSON"),
         (["--access-filter", "{}"], "--access-filter: access_filter must be a non-empty filter"),
         (["--access-filter", '{"year": {"$gte": "soon"}}'], "access_filter['year']['$gte']"),
+        (["--http", "eighty"], "--http 'eighty': expected PORT or HOST:PORT"),
+        (["--http", "127.0.0.1:65536"], "--http '127.0.0.1:65536': expected"),
+        (["--http", ":8000"], "--http ':8000': expected"),
+        (["--http", "localhost:-1"], "--http 'localhost:-1': expected"),
+        (["--http", "[::1]:٨٠"], "--http '[::1]:٨٠': expected"),  # digits, but not ASCII
     ],
 )
 def test_mcp_refuses_bad_arguments_with_exit_2_before_connecting(
@@ -102,9 +107,9 @@ async def test_a_results_call_gives_the_text_and_the_answer_as_structured_conten
     tool = _films()
     result = await call_result(tool, {"topic": "western", "actor": "Henry Fonda"})
     expected = await tool.arun(topic="western", actor="Henry Fonda")
-    assert result.isError is False
+    assert result.is_error is False
     assert result.content[0].type == "text" and result.content[0].text == expected.text
-    got, want = result.structuredContent, expected.to_dict()
+    got, want = result.structured_content, expected.to_dict()
     assert got is not None and got["stats"].pop("seconds") >= 0
     want["stats"].pop("seconds")
     # explain() holds each hop's time, which differs from run to run: compare the rest.
@@ -122,8 +127,8 @@ def _untimed(explain: str) -> list[list[str]]:
 
 async def test_a_follow_up_is_a_normal_result_with_the_candidates() -> None:
     result = await call_result(_films(), {"topic": "western", "actor": "fonda"})
-    assert result.isError is False and result.structuredContent is not None
-    follow_up = result.structuredContent["follow_up"]
+    assert result.is_error is False and result.structured_content is not None
+    follow_up = result.structured_content["follow_up"]
     assert {c["value"] for c in follow_up["candidates"]} == {
         "Henry Fonda", "Jane Fonda", "Peter Fonda"
     }  # fmt: skip
@@ -145,8 +150,8 @@ async def test_a_malformed_call_is_an_error_result_naming_the_parameter(
 ) -> None:
     result = await call_result(_films(), arguments)
     text = result.content[0].text
-    assert result.isError is True and text.startswith("Invalid arguments: ") and shown in text
-    assert result.structuredContent is None
+    assert result.is_error is True and text.startswith("Invalid arguments: ") and shown in text
+    assert result.structured_content is None
 
 
 def test_what_a_tool_module_prints_at_import_stays_off_the_protocol_stream(
@@ -208,3 +213,62 @@ def test_a_line_that_is_not_utf8_is_answered_and_the_server_keeps_serving() -> N
     by_id = {a["id"]: a for a in answers if "id" in a}
     assert by_id[1]["result"]["serverInfo"]["name"] == "hoprag"
     assert [t["name"] for t in by_id[2]["result"]["tools"]] == ["film_search"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "address"),
+    [
+        ("8000", ("127.0.0.1", 8000)),  # loopback unless told otherwise
+        ("0", ("127.0.0.1", 0)),
+        ("localhost:9", ("localhost", 9)),
+        ("0.0.0.0:8080", ("0.0.0.0", 8080)),
+        ("[::1]:8000", ("::1", 8000)),
+    ],
+)
+def test_the_http_flag_reads_a_port_or_a_host_and_port(raw: str, address: tuple[str, int]) -> None:
+    from hoprag.cli.mcp import http_address
+
+    assert http_address(raw) == address
+    assert http_address(None) is None
+
+
+def test_the_listed_tool_is_read_only_with_the_answers_output_schema() -> None:
+    """What MCP clients see besides the input schema: the annotations saying the tool only
+    reads, and an output schema every structured result satisfies."""
+    from hoprag.tools.answer import ANSWER_JSON_SCHEMA
+    from hoprag.tools.mcp import tool_definition
+
+    tool = _films()
+    listed = tool_definition(tool)
+    assert listed.name == tool.name and listed.input_schema == tool.json_schema()
+    assert listed.output_schema == ANSWER_JSON_SCHEMA
+    notes = listed.annotations
+    assert notes is not None and notes.read_only_hint and not notes.destructive_hint
+    assert notes.idempotent_hint and notes.open_world_hint is False
+    wire = listed.model_dump(by_alias=True, exclude_none=True)  # MCP's JSON names
+    assert wire["annotations"]["readOnlyHint"] is True and "outputSchema" in wire
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"topic": "western", "actor": "Henry Fonda"},  # results, a resolved name
+        {"topic": "western", "actor": "fonda"},  # a follow-up with candidates
+        {"director": "Zzyzx Qwerty"},  # a follow-up with none
+        {"genre": "Western", "limit": 3},  # a listing without a topic: null scores
+    ],
+)
+async def test_every_kind_of_structured_result_satisfies_the_output_schema(
+    arguments: dict[str, Any],
+) -> None:
+    import jsonschema
+
+    from hoprag.tools.answer import ANSWER_JSON_SCHEMA
+
+    jsonschema.Draft202012Validator.check_schema(ANSWER_JSON_SCHEMA)
+    result = await call_result(_films(), arguments)
+    assert result.is_error is False, result.content
+    doc = result.structured_content
+    jsonschema.Draft202012Validator(ANSWER_JSON_SCHEMA).validate(doc)
+    broken = {**doc, "results": [{"id": 5}]}  # the schema can refuse
+    assert not jsonschema.Draft202012Validator(ANSWER_JSON_SCHEMA).is_valid(broken)

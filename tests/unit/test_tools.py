@@ -437,7 +437,7 @@ async def test_a_range_beyond_what_a_filter_holds_is_refused_naming_the_paramete
         await tool.arun(topic="war", year_from=2**63)
     assert info.value.argument == "year_from" and "filter[" not in str(info.value)
     result = await call_result(tool, {"topic": "war", "year_to": -(2**63) - 1})
-    assert result.isError and result.content[0].text.startswith("Invalid arguments: year_to")
+    assert result.is_error and result.content[0].text.startswith("Invalid arguments: year_to")
 
 
 async def test_a_listing_of_too_many_names_the_tools_own_parameters(tool: SearchTool) -> None:

@@ -193,7 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     mc = sub.add_parser(
         "mcp",
         parents=[common],
-        help="serve the films tool (or your own, --tool) to MCP clients over stdio",
+        help="serve the films tool (or your own, --tool) to MCP clients over stdio or HTTP",
+    )
+    mc.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve over MCP's streamable HTTP transport at http://HOST:PORT/mcp instead of "
+        "stdio (HOST defaults to 127.0.0.1, loopback; PORT 0 picks a free port); stops on "
+        "SIGINT or SIGTERM",
     )
     mc.add_argument("--table", help="the table searched (default films; required with --tool)")
     mc.add_argument(

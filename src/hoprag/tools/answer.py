@@ -29,7 +29,7 @@ from hoprag.edges import MISSING, nested_get
 from hoprag.resolve import Candidate
 from hoprag.stats import TraversalStats
 
-__all__ = ["FollowUp", "Statement", "ToolAnswer", "jsonable", "render_nodes"]
+__all__ = ["ANSWER_JSON_SCHEMA", "FollowUp", "Statement", "ToolAnswer", "jsonable", "render_nodes"]
 
 
 def jsonable(value: Any) -> Any:
@@ -206,3 +206,86 @@ def render_nodes(
         head = f"[{i}] {title}" + (f" ({year})" if year not in (None, "") else "")
         out.append(f"{head}, id: {n.id}\n{n.content}")
     return "\n\n".join(out)
+
+
+# --- the JSON schema of `ToolAnswer.to_dict()` --------------------------------------------------
+
+_ANY = {"description": "any JSON value"}
+_NULLABLE_INT = {"type": ["integer", "null"]}
+_CANDIDATE = {
+    "type": "object",
+    "properties": {
+        "field": {"type": "string"},
+        "value": _ANY,
+        "documents": {"type": "integer", "minimum": 0},
+        "score": {"type": "number"},
+    },
+    "required": ["field", "value", "documents", "score"],
+}
+_RESULT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "title": _ANY,
+        "year": _ANY,
+        "score": {"type": ["number", "null"], "description": "null when no topic ranked it"},
+        "depth": {"type": "integer", "minimum": 0},
+        "path": {"type": "array", "items": {"type": "string"}},
+        "content": {"type": "string"},
+        "metadata": {"type": "object"},
+    },
+    "required": ["id", "title", "year", "score", "depth", "path", "content", "metadata"],
+}
+_STATEMENT = {
+    "type": "object",
+    "properties": {
+        "operation": {"type": "string", "enum": ["resolve", "search", "cql"]},
+        "text": {"type": "string"},
+        "parameters": {"type": ["object", "array"]},
+    },
+    "required": ["operation", "text", "parameters"],
+}
+_FOLLOW_UP = {
+    "type": "object",
+    "properties": {
+        "parameter": {"type": "string"},
+        "text": {"type": "string"},
+        "candidates": {"type": "array", "items": _CANDIDATE},
+        "question": {"type": "string"},
+    },
+    "required": ["parameter", "text", "candidates", "question"],
+}
+_STATS = {
+    "type": "object",
+    "properties": {
+        "plan": {"type": ["string", "null"]},
+        "scope_size": _NULLABLE_INT,
+        "rounds": {"type": "integer", "minimum": 0},
+        "queries": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "rows": {"type": "integer", "minimum": 0},
+        "seconds": {"type": "number", "minimum": 0},
+        "explain": {"type": "string"},
+    },
+    "required": ["plan", "scope_size", "rounds", "queries", "rows", "seconds", "explain"],
+}
+ANSWER_JSON_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "hoprag search answer",
+    "description": (
+        "The results of a search, or a follow-up question when a name could not be settled "
+        "(then results is empty, stats null and follow_up the question)."
+    ),
+    "type": "object",
+    "properties": {
+        "arguments": {"type": "object"},
+        "resolved": {"type": "object", "additionalProperties": _CANDIDATE},
+        "results": {"type": "array", "items": _RESULT},
+        "text": {"type": "string"},
+        "statements": {"type": "array", "items": _STATEMENT},
+        "follow_up": {"oneOf": [{"type": "null"}, _FOLLOW_UP]},
+        "stats": {"oneOf": [{"type": "null"}, _STATS]},
+    },
+    "required": ["arguments", "resolved", "results", "text", "statements", "follow_up", "stats"],
+}
+"""The JSON schema (2020-12) every `ToolAnswer.to_dict()` satisfies: MCP's output schema of the
+tool, which clients check each structured result against."""

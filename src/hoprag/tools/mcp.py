@@ -1,36 +1,44 @@
 """A `SearchTool` served to MCP clients (Claude Desktop, IDE agents, any Model Context Protocol
-client) over the stdio transport, with the official `mcp` package (`pip install
-'hoprag[mcp]'`). `hoprag mcp --table films` runs it from the shell.
+client) over the stdio transport or the streamable HTTP transport, with the official `mcp`
+SDK, 2.x (`pip install 'hoprag[mcp]'`). `hoprag mcp --table films [--http HOST:PORT]` runs it
+from the shell.
 
 * `tools/list` shows one tool: the SearchTool's name, description and arguments' JSON schema
   (`tool.json_schema()`, the same descriptions, enums and examples an OpenAI or LangChain agent
-  sees).
+  sees), its output schema (`ANSWER_JSON_SCHEMA`, what `answer.to_dict()` holds) and its
+  annotations: read-only, not destructive, idempotent, a closed world (it reads one table).
 * `tools/call` runs `await tool.arun(**arguments)`. Results come back as text content (the
   numbered documents, `answer.text`) and as structured content (`answer.to_dict()`: results,
   resolved entities, statements with their bound parameters, stats). A follow-up (an ambiguous
   or unknown name) is a normal result, not an error: its text is the question listing the
   candidates, its structured content holds them under `follow_up`, so the agent asks the user.
 * A malformed call (a wrong type, a value outside an enum, an unknown parameter, two scopes)
-  is a tool error result (`isError: true`) whose text starts "Invalid arguments:" and names the
+  is a tool error result (`is_error`) whose text starts "Invalid arguments:" and names the
   parameter, the value and what is allowed; a store failure (Cassandra unreachable, a table
   gone, a request the store refuses) is one starting "The search failed:". The client never
   sees a traceback (an unexpected exception is logged to stderr and reported by its type and
   message), and the server keeps serving.
 
-The server writes only the protocol to stdout; everything else goes to stderr."""
+Over stdio the server writes only the protocol to stdout; everything else goes to stderr.
+Over HTTP it serves the SDK's streamable HTTP endpoint at `/mcp` with uvicorn, on loopback
+unless told otherwise (then with the SDK's DNS-rebinding protection for loopback hosts), until
+SIGINT or SIGTERM."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import logging
 import os
 import re
+import socket
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hoprag.errors import HopragError, InvalidInputError, invalid
+from hoprag.tools.answer import ANSWER_JSON_SCHEMA
 from hoprag.tools.tool import SearchTool
 
 if TYPE_CHECKING:
@@ -41,19 +49,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSTALL_HINT",
+    "MCP_PATH",
     "SERVER_NAME",
     "ToolFactory",
+    "aserve_http",
+    "aserve_stdio",
     "build_server",
     "call_result",
     "load_factory",
     "make_tool",
     "require_mcp",
+    "serve_http",
     "serve_stdio",
+    "tool_definition",
 ]
 
 INSTALL_HINT = "pip install 'hoprag[mcp]'"
 SERVER_NAME = "hoprag"
 """The name the server gives itself in MCP's initialisation."""
+MCP_PATH = "/mcp"
+"""Where the HTTP transport's endpoint is (`http://HOST:PORT/mcp`)."""
 
 ToolFactory = Callable[["Store"], SearchTool]
 """What `--tool module:factory` names: a callable taking the store and returning the tool."""
@@ -63,14 +78,17 @@ log = logging.getLogger(__name__)
 
 
 def require_mcp() -> None:
-    """Nothing when the `mcp` package can be imported; an ImportError naming
-    `pip install 'hoprag[mcp]'` otherwise."""
+    """Nothing when the `mcp` SDK 2.x can be imported; an ImportError naming
+    `pip install 'hoprag[mcp]'` otherwise (also for the 1.x SDK, whose server API differs)."""
     try:
         importlib.import_module("mcp.server.lowlevel")
         importlib.import_module("mcp.server.stdio")
-    except ImportError as exc:
+        import mcp.types
+
+        mcp.types.ToolAnnotations(read_only_hint=True)  # 2.x spelling; 1.x has readOnlyHint
+    except (ImportError, TypeError, ValueError) as exc:
         raise ImportError(
-            f"serving a tool over MCP needs the `mcp` package, which is not installed: "
+            f"serving a tool over MCP needs the `mcp` SDK 2.x, which is not installed: "
             f"{INSTALL_HINT}"
         ) from exc
 
@@ -120,7 +138,7 @@ def make_tool(factory: ToolFactory, store: Store, *, argument: str = "tool") -> 
 def _error(text: str) -> types.CallToolResult:
     from mcp import types
 
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 async def call_result(
@@ -152,32 +170,64 @@ async def call_result(
         return _error(f"The search failed: {type(exc).__name__}: {exc}")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=answer.text)],
-        structuredContent=answer.to_dict(),
-        isError=False,
+        structured_content=answer.to_dict(),
+        is_error=False,
     )
 
 
-def build_server(tool: SearchTool) -> Server:
-    """A low-level MCP `Server` offering `tool` (its own argument checks, not the package's
-    JSON-schema check, so errors name the parameter as the other paths do)."""
+def tool_definition(tool: SearchTool) -> types.Tool:
+    """`tool` as MCP lists it: name, description, input and output schemas, and annotations
+    saying it only reads (read-only, not destructive, idempotent, a closed world)."""
+    from mcp import types
+
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.json_schema(),
+        output_schema=ANSWER_JSON_SCHEMA,
+        annotations=types.ToolAnnotations(
+            title=tool.name,
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+
+
+def build_server(tool: SearchTool) -> Server[Any]:
+    """A low-level MCP `Server` offering `tool` (its own argument checks, not a JSON-schema
+    check, so errors name the parameter as the other paths do)."""
     require_mcp()
     from mcp import types
     from mcp.server.lowlevel import Server
 
-    server: Server = Server(SERVER_NAME, instructions=tool.description)
-    schema = tool.json_schema()
+    listed = types.ListToolsResult(tools=[tool_definition(tool)])
 
-    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_tools() -> list[types.Tool]:
-        return [types.Tool(name=tool.name, description=tool.description, inputSchema=schema)]
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listed
 
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        if name != tool.name:
-            return _error(f"Unknown tool {name!r}: this server offers {tool.name!r}")
-        return await call_result(tool, arguments)
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name != tool.name:
+            return _error(f"Unknown tool {params.name!r}: this server offers {tool.name!r}")
+        return await call_result(tool, params.arguments)
 
-    return server
+    return Server(
+        SERVER_NAME,
+        version=_version(),
+        instructions=tool.description,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hoprag")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
+        return ""
 
 
 async def aserve_stdio(
@@ -206,3 +256,95 @@ def serve_stdio(
     import anyio
 
     anyio.run(lambda: aserve_stdio(tool, stdin=stdin, stdout=stdout))
+
+
+async def aserve_http(
+    tool: SearchTool,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `tool` over MCP's streamable HTTP transport at `http://host:port/mcp` until
+    SIGINT or SIGTERM, then return once open requests are done (the signal is not raised
+    again). `ready(url)` is called once the socket listens (with the port the system chose
+    when `port` is 0)."""
+    require_mcp()
+    import anyio
+
+    app = build_server(tool).streamable_http_app(host=host, streamable_http_path=MCP_PATH)
+    server = _http_server(app, host, port)
+    with _listening_socket(host, port) as sock:  # an OSError here names the address
+        url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{MCP_PATH}"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_report_ready, server, url, ready)
+            await server.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+
+
+def serve_http(
+    tool: SearchTool,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """`aserve_http` from synchronous code (it runs its own event loop)."""
+    import anyio
+
+    anyio.run(lambda: aserve_http(tool, host=host, port=port, ready=ready))
+
+
+def _http_server(app: Any, host: str, port: int) -> Any:
+    """A uvicorn server for `app` that stops on SIGINT or SIGTERM and then returns, instead
+    of raising the signal again after its graceful shutdown as uvicorn does."""
+    import signal
+    import threading
+
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            before = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    return QuietServer(config)
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to (host, port), IPv6 when `host` has a colon."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+async def _report_ready(server: Any, url: str, ready: Callable[[str], None] | None) -> None:
+    """Call `ready(url)` once uvicorn's `server` listens (nothing if it stops first)."""
+    import anyio
+
+    while not server.started:
+        if server.should_exit:
+            return
+        await anyio.sleep(0.05)
+    if ready is not None:
+        ready(url)
