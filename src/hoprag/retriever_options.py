@@ -92,13 +92,8 @@ class RetrieverOptions:
         and bad values are an `InvalidInputError` naming them)."""
         fields = [f.name for f in dataclasses.fields(cls)]
         check_option_names(options, sorted(fields), owner=owner)
-        for name in ("store", "edges"):
-            if name not in options:
-                raise InvalidInputError(
-                    f"{owner} needs {name}", argument=name, allowed=f"a {name} argument"
-                )
-        check_store(options["store"])
-        check_edges(options["edges"])
+        check_store(options.get("store"))
+        check_edges(options.get("edges"))
         if "strategy" in options:
             check_strategy(options["strategy"])
         check_k(options.get("k"))
