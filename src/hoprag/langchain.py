@@ -7,7 +7,6 @@ standard retriever tests (`langchain-tests`), `k` included."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,14 +24,20 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from pydantic import ConfigDict, Field, field_validator
 
 from hoprag.documents import Node
-from hoprag.edges import parse_edges
-from hoprag.errors import InvalidInputError
+from hoprag.retriever_options import (
+    CALL_OPTIONS,
+    RetrieverOptions,
+    check_edges,
+    check_k,
+    check_option_names,
+    check_store,
+    check_strategy,
+)
 from hoprag.stores.base import Store
 from hoprag.strategies import Eager, Strategy
 from hoprag.traversal import atraverse, traverse
 
-CALL_OPTIONS = ("edges", "filter", "initial_root_ids", "k", "strategy")
-"""The keyword options `invoke`/`ainvoke` accept; each overrides the configured one."""
+__all__ = ["CALL_OPTIONS", "GraphRetriever", "node_to_langchain"]
 
 
 def node_to_langchain(node: Node) -> LCDocument:
@@ -43,43 +48,6 @@ def node_to_langchain(node: Node) -> LCDocument:
         page_content=node.content,
         metadata={**node.metadata, **node.extra_metadata},
     )
-
-
-def _check_edges(value: Any) -> Any:
-    try:
-        parse_edges(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"edges: {exc}") from exc
-    return value
-
-
-def _check_store(value: Any) -> Store:
-    if not isinstance(value, Store):
-        missing = [m for m in ("aprepare", "aadd") if not hasattr(value, m)]
-        raise InvalidInputError(
-            f"store must be a hoprag Store (MemoryStore, CassandraStore, ...); "
-            f"{type(value).__name__} lacks {', '.join(missing) or 'the Store protocol'}",
-            argument="store",
-            allowed="a hoprag Store",
-        )
-    return value
-
-
-def _check_k(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"k must be an int >= 1 (documents to return), got {value!r}")
-    return value
-
-
-def _check_strategy(value: Any) -> Strategy:
-    if not isinstance(value, Strategy):
-        raise InvalidInputError(
-            f"strategy must be a hoprag Strategy (Eager, Mmr, Scored, Beam), "
-            f"got {type(value).__name__}"
-        )
-    return value
 
 
 class GraphRetriever(BaseRetriever):
@@ -110,18 +78,12 @@ class GraphRetriever(BaseRetriever):
     def __init__(self, **data: Any) -> None:
         """Check the options before pydantic sees them, so a bad one is an InvalidInputError
         (pydantic would ignore an unknown one, or wrap the error in its ValidationError)."""
-        allowed = set(type(self).model_fields)
-        unknown = sorted(set(data) - allowed)
-        if unknown:
-            raise InvalidInputError(
-                f"unknown GraphRetriever option(s): {', '.join(unknown)}; "
-                f"allowed: {', '.join(sorted(allowed))}"
-            )
+        check_option_names(data, sorted(type(self).model_fields), owner="GraphRetriever")
         for name, check in (
-            ("store", _check_store),
-            ("edges", _check_edges),
-            ("strategy", _check_strategy),
-            ("k", _check_k),
+            ("store", check_store),
+            ("edges", check_edges),
+            ("strategy", check_strategy),
+            ("k", check_k),
         ):
             if name in data:
                 check(data[name])
@@ -130,36 +92,23 @@ class GraphRetriever(BaseRetriever):
     @field_validator("edges")
     @classmethod
     def _validate_edges(cls, value: Any) -> Any:
-        return _check_edges(value)  # also for model_validate, which bypasses __init__
+        return check_edges(value)  # also for model_validate, which bypasses __init__
 
     @field_validator("store")
     @classmethod
     def _validate_store(cls, value: Any) -> Store:
-        return _check_store(value)
+        return check_store(value)
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(kwargs) - set(CALL_OPTIONS))
-        if unknown:
-            raise InvalidInputError(
-                f"unknown GraphRetriever option(s): {', '.join(unknown)}; "
-                f"allowed per call: {', '.join(CALL_OPTIONS)}"
-            )
-        k = _check_k(kwargs.get("k"))
-        if "strategy" in kwargs:
-            strategy = _check_strategy(kwargs["strategy"])
-        else:
-            strategy = self.strategy
-            k = self.k if k is None else k
-        if k is not None:
-            strategy = dataclasses.replace(strategy, select_k=k)
-        edges = _check_edges(kwargs["edges"]) if "edges" in kwargs else self.edges
-        return {
-            "store": self.store,
-            "edges": edges,
-            "strategy": strategy,
-            "filter": kwargs.get("filter", self.filter),
-            "initial_root_ids": kwargs.get("initial_root_ids", self.initial_root_ids),
-        }
+        configured = RetrieverOptions(
+            store=self.store,
+            edges=self.edges,
+            strategy=self.strategy,
+            filter=self.filter,
+            initial_root_ids=self.initial_root_ids,
+            k=self.k,
+        )
+        return configured.override(kwargs, owner="GraphRetriever").traversal_arguments()
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any

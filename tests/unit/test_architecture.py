@@ -118,3 +118,39 @@ def test_no_class_in_src_is_over_400_lines() -> None:
                 if lines > MAX_CLASS_LINES:
                     long.append(f"{path.relative_to(SRC)} {node.name} ({lines} lines)")
     assert long == []
+
+
+_FRAMEWORKS = {"langchain.py": "langchain", "llamaindex.py": "llama_index"}
+"""Each framework retriever and the framework it alone may import."""
+
+
+def _forbidden(module: str) -> list[str]:
+    """The frameworks, and framework retrievers, that `module` must not import."""
+    return [
+        name
+        for retriever, framework in _FRAMEWORKS.items()
+        if retriever != module
+        for name in (framework, f"hoprag.{Path(retriever).stem}")
+    ]
+
+
+def test_each_framework_retriever_imports_only_its_own_framework() -> None:
+    """The LangChain and LlamaIndex retrievers share their option checks through
+    `hoprag.retriever_options`, which imports neither framework; neither imports the other."""
+    leaks = {}
+    for module in (*_FRAMEWORKS, "retriever_options.py"):
+        forbidden = _forbidden(module)
+        names = sorted(
+            n
+            for n in _imported(SRC / module)
+            if any(n == f or n.startswith(f"{f}.") for f in forbidden)
+        )
+        if names:
+            leaks[module] = names
+    assert leaks == {}
+
+
+def test_the_framework_check_sees_a_retriever_importing_another() -> None:
+    assert "hoprag.langchain" in _forbidden("llamaindex.py")
+    assert {"langchain", "llama_index"} <= set(_forbidden("retriever_options.py"))
+    assert "llama_index" not in _forbidden("llamaindex.py")
