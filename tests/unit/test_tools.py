@@ -361,6 +361,28 @@ async def test_the_langchain_tool_runs_sync_and_async_with_the_same_text(tool: S
     assert (await lc.ainvoke({"actor": "fonda"})).startswith("Which did you mean by 'fonda'")
 
 
+def test_the_langchain_tool_shows_a_chat_model_the_tools_examples_and_closed_parameters(
+    tool: SearchTool,
+) -> None:
+    """What `bind_tools` sends a chat model (`convert_to_openai_tool`) is the tool's own
+    schema: LangChain rebuilt the tool-call schema from the fields alone, so the model never
+    saw the topic's and entities' examples, the whole example calls, or that no other
+    parameter is accepted (`additionalProperties: false`), which `openai_schema()` and MCP
+    show."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    sent = convert_to_openai_tool(tool.as_langchain())["function"]
+    declared = tool.openai_schema()["function"]
+    assert (sent["name"], sent["description"]) == (declared["name"], declared["description"])
+    params, schema = sent["parameters"], declared["parameters"]
+    assert params["additionalProperties"] is False
+    assert params["examples"] == schema["examples"]
+    for name, prop in schema["properties"].items():
+        assert params["properties"][name].get("examples") == prop.get("examples"), name
+        assert params["properties"][name]["description"] == prop["description"], name
+    assert params.get("required", []) == schema.get("required", [])
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
