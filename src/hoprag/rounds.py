@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import anyio
 
+from hoprag import tracing
 from hoprag.edges import Edge, IdEdge, MetadataEdge
 from hoprag.errors import one_error
 from hoprag.stats import HopStats, TraversalStats
@@ -45,12 +47,31 @@ def open_round(stats: TraversalStats) -> HopStats:
     return hop
 
 
+@contextmanager
+def traced(hop: HopStats) -> Iterator[None]:
+    """The block as round `hop`'s trace span (`hoprag.tracing`: a child of the current span,
+    current while the block runs, ended with the hop's figures or the block's error). The
+    block must not yield from a generator."""
+    span = tracing.start_hop(None, hop.depth)
+    if span is None:
+        yield
+        return
+    try:
+        with tracing.attached(span):
+            yield
+    except BaseException as exc:
+        tracing.end_hop(span, hop, exc)
+        raise
+    tracing.end_hop(span, hop)
+
+
 async def run_round(hop: HopStats, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
     """One round: `calls` concurrently (`gather`), its wall time recorded on `hop` (also when
-    it fails)."""
+    it fails), in the round's trace span."""
     t0 = time.perf_counter()
     try:
-        return await gather(calls)
+        with traced(hop):
+            return await gather(calls)
     finally:
         hop.seconds = time.perf_counter() - t0
 

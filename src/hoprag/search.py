@@ -17,17 +17,18 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from hoprag import tracing
 from hoprag.documents import Node, Path
 from hoprag.edges import Edges
 from hoprag.embeddings.base import aembed_query_vector
 from hoprag.errors import invalid
 from hoprag.filters import Filter, check_complete_read
-from hoprag.rounds import open_round
+from hoprag.rounds import open_round, traced
 from hoprag.scope_expansion import Expansion, Member
 from hoprag.scope_ranking import PLANS, PUSHDOWN_MAX_K, check_order_by, order_hits, scoped_hits
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
-from hoprag.stats import TraversalResult, TraversalStats
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, Store
+from hoprag.stats import HopStats, TraversalResult, TraversalStats
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.sync import run_sync
 from hoprag.validation import check_int, checked_vector
 
@@ -99,12 +100,45 @@ async def asearch(
     `max_concurrency` store queries are in flight."""
     k, order = _check_args(query, k, scope, order_by, query_embedding, plan)
     check_int("max_concurrency", max_concurrency, minimum=1)
+    stats = TraversalStats()
+    run = functools.partial(
+        _search, query, store, k, scope, filter, order, query_embedding, max_concurrency, plan
+    )
+    span = tracing.start_retrieval("search", query=query, top_k=k, store=store)
+    if span is None:
+        return await run(stats)
+    result: TraversalResult | None = None
+    try:
+        with tracing.attached(span):
+            result = await run(stats)
+        return result
+    except Exception as exc:
+        tracing.end_retrieval(span, stats, None, exc)
+        raise
+    finally:
+        if result is not None:
+            found = [(n.id, n.similarity_score) for n in result]
+            tracing.end_retrieval(span, stats, found)
+
+
+async def _search(
+    query: str | None,
+    store: Store,
+    k: int,
+    scope: Scope | None,
+    filter: Filter | None,
+    order: tuple[str, bool] | None,
+    query_embedding: Sequence[float] | None,
+    max_concurrency: int,
+    plan: str,
+    stats: TraversalStats,
+) -> TraversalResult:
+    """`asearch` after its argument checks, filling `stats`."""
     emb: Sequence[float] | None = None
     if query_embedding is not None:  # checked once, here; the stores check its dimension
         emb = checked_vector(query_embedding, what="query embedding")
     elif query is not None:
         emb = await aembed_query_vector(store.embedding, query)
-    stats = TraversalStats()
     t0 = time.perf_counter()
     rank = await store.aprepare(
         emb, filter, include_embeddings=False, max_concurrency=max_concurrency
@@ -126,33 +160,45 @@ async def asearch(
         stats.seconds = time.perf_counter() - t0
         return TraversalResult(nodes, stats)
     hop = open_round(stats)
+    with traced(hop):
+        hits = await _rank(rank, hop, stats, k, order, filter)
+        hop.rows = len(hits)
+    stats.seconds = hop.seconds = time.perf_counter() - t0
+    return TraversalResult([_node(h, 0, Path((h.id,)), _NO_EDGES) for h in hits], stats)
+
+
+async def _rank(
+    rank: PreparedQuery,
+    hop: HopStats,
+    stats: TraversalStats,
+    k: int,
+    order: tuple[str, bool] | None,
+    filter: Filter | None,
+) -> list[Hit]:
+    """The `k` best hits without a scope: by similarity, or by `order` over a filtered read."""
     if order is None:
         stats.plan = "search"
         hop.queries["search"] += 1
-        hits = await rank.asearch(k=k) if k else []
-    else:
-        if rank.filter.matches_all:
-            raise invalid(
-                "filter",
-                filter,
-                "a non-empty filter (or a scope) when order_by ranks without a query",
-                hint="ordering every document of a store would read it all",
-            )
-        check_complete_read(rank.filter, "filter", filter)
-        stats.plan = "filtered"
-        hop.queries["filter"] = 1
-        hits = await rank.afiltered(limit=DEFAULT_MAX_SIZE + 1)
-        if len(hits) > DEFAULT_MAX_SIZE:
-            raise invalid(
-                "filter",
-                filter,
-                f"a filter matching at most {DEFAULT_MAX_SIZE} documents for order_by",
-                hint="narrow the filter or use a Scope with a larger max_size",
-            )
-        hits = order_hits(hits, *order)[:k]
-    hop.rows = len(hits)
-    stats.seconds = hop.seconds = time.perf_counter() - t0
-    return TraversalResult([_node(h, 0, Path((h.id,)), _NO_EDGES) for h in hits], stats)
+        return await rank.asearch(k=k) if k else []
+    if rank.filter.matches_all:
+        raise invalid(
+            "filter",
+            filter,
+            "a non-empty filter (or a scope) when order_by ranks without a query",
+            hint="ordering every document of a store would read it all",
+        )
+    check_complete_read(rank.filter, "filter", filter)
+    stats.plan = "filtered"
+    hop.queries["filter"] = 1
+    hits = await rank.afiltered(limit=DEFAULT_MAX_SIZE + 1)
+    if len(hits) > DEFAULT_MAX_SIZE:
+        raise invalid(
+            "filter",
+            filter,
+            f"a filter matching at most {DEFAULT_MAX_SIZE} documents for order_by",
+            hint="narrow the filter or use a Scope with a larger max_size",
+        )
+    return order_hits(hits, *order)[:k]
 
 
 def _edges_of(exp: Expansion, member: Member) -> Edges:

@@ -11,6 +11,7 @@ with the scope expansion."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from hoprag import tracing
 from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
     Edge,
@@ -128,6 +130,10 @@ class _Run:
         self.strategy = strategy
         self.stats = stats
         self.discovered: set[str] = set()
+        self.trace_parent: Any = None
+        """The run's retrieval span, parent of its hop spans (None: tracing is off)."""
+        self.hop_span: Any = None
+        """The running hop's span, until `_close_hop` ends it."""
         self.frontier = Frontier(edge_fn)
         self.followed = self.frontier.followed
         # Edges asked ahead and their results, kept until those edges are really followed.
@@ -318,6 +324,9 @@ class _Run:
         hop.notes.update(self.state.take_notes())
         hop.kept = len(self.state.tracker.selected) - emitted
         hop.seconds = time.perf_counter() - t_hop
+        if self.hop_span is not None:
+            tracing.end_hop(self.hop_span, hop)
+            self.hop_span = None
 
     async def _next_hop(self) -> list[Node]:
         """Expand the nodes the strategy chose: their new edges' targets as new nodes."""
@@ -334,7 +343,8 @@ class _Run:
         t0 = t_hop = time.perf_counter()
         tracker = self.state.tracker
         emitted = 0
-        nodes = await deadline.step(self.start, open_round(self.stats), root_ids)
+        hop0 = open_round(self.stats)
+        nodes = await self._step(deadline, hop0.depth, self.start, hop0, root_ids)
         while True:
             self._close_hop(self.stats.hops[-1], nodes, emitted, t_hop)
             self.stats.seconds = time.perf_counter() - t0
@@ -346,8 +356,24 @@ class _Run:
             if tracker.done:
                 break
             t_hop = time.perf_counter()
-            nodes = await deadline.step(self._next_hop)
+            nodes = await self._step(deadline, len(self.stats.hops), self._next_hop)
         self.stats.seconds = time.perf_counter() - t0
+
+    async def _step(
+        self, deadline: _Deadline, depth: int, fn: Callable[..., Awaitable[T]], *args: Any
+    ) -> T:
+        """One hop's `deadline.step(fn, *args)` inside its trace span (`hoprag.tracing`),
+        which `_close_hop` ends with the hop's figures, or this with the hop's error."""
+        span = self.hop_span = tracing.start_hop(self.trace_parent, depth)
+        if span is None:
+            return await deadline.step(fn, *args)
+        try:
+            with tracing.attached(span):
+                return await deadline.step(fn, *args)
+        except BaseException as exc:
+            self.hop_span = None
+            tracing.end_hop(span, self.stats.hops[-1], exc)
+            raise
 
 
 class _Expired(Exception):
@@ -375,6 +401,37 @@ class _Deadline:
             return await fn(*args)
         assert scope.cancelled_caught
         raise _Expired
+
+
+class _Trace:
+    """A traversal's retrieval span (`hoprag.tracing`; None when tracing is off), ended with
+    the run's figures, the documents it admitted and its error, if any."""
+
+    def __init__(self, query: str | None, strategy: Strategy, store: Store) -> None:
+        self.span = tracing.start_retrieval(
+            "traversal",
+            query=query,
+            top_k=strategy.select_k,
+            strategy=type(strategy).__name__,
+            store=store,
+        )
+
+    async def watch(
+        self, nodes: AsyncGenerator[Node, None], stats: TraversalStats
+    ) -> AsyncGenerator[Node, None]:
+        """`nodes`, passed on; the span ends when they end, fail or are abandoned."""
+        found: list[tuple[str, float]] = []
+        error: BaseException | None = None
+        try:
+            async for node in nodes:
+                found.append((node.id, node.similarity_score))
+                yield node
+        except Exception as exc:
+            error = exc
+            raise
+        finally:
+            await nodes.aclose()
+            tracing.end_retrieval(self.span, stats, found, error)
 
 
 def _score_of(entry: tuple[Hit, list[Edge]]) -> float:
@@ -485,11 +542,19 @@ def astream(
 
     async def gen() -> AsyncGenerator[Node, None]:
         deadline.start()
+        trace = _Trace(query, strategy, store)
+        nodes = run_all(trace) if trace.span is None else trace.watch(run_all(trace), stats)
+        async with contextlib.aclosing(nodes):
+            async for node in nodes:
+                yield node
+
+    async def run_all(trace: _Trace) -> AsyncGenerator[Node, None]:
         admitted = 0
         try:
-            prepared = await deadline.step(
-                _prepare, store, query, query_embedding, filter, strategy, max_concurrency
-            )
+            with tracing.attached(trace.span):
+                prepared = await deadline.step(
+                    _prepare, store, query, query_embedding, filter, strategy, max_concurrency
+                )
             stats.filters["filter"] = prepared.filter_plan
             run = _Run(
                 query=prepared,
@@ -500,6 +565,7 @@ def astream(
                 speculation=speculation,
                 query_text=query,
             )
+            run.trace_parent = trace.span
             if scope is not None:
                 run.start_search = functools.partial(
                     scope_start_hits, store, scope, prepared, stats, max_concurrency

@@ -28,14 +28,21 @@ from typing import Any
 
 import anyio.to_thread
 
+from hoprag.tracing import ClientSpan, start_client
+
 
 class _Pages:
-    """Delivers the pages of one `ResponseFuture` to the event loop, one asyncio future per page."""
+    """Delivers the pages of one `ResponseFuture` to the event loop, one asyncio future per page;
+    ends the request's trace span (`hoprag.tracing`) when the last page or an error arrives."""
 
-    __slots__ = ("answered_at", "current", "loop")
+    __slots__ = ("answered_at", "current", "loop", "rf", "span")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, rf: Any = None, span: ClientSpan | None = None
+    ) -> None:
         self.loop = loop
+        self.rf = rf
+        self.span = span
         self.current: asyncio.Future[Any] = loop.create_future()
         self.answered_at: float | None = None
 
@@ -44,10 +51,14 @@ class _Pages:
     # arrival time is taken before the hop to the loop, so whoever awaits the page sees it.
     def on_rows(self, rows: Any) -> None:
         self.answered_at = time.perf_counter()
+        if self.span is not None and not self.rf.has_more_pages:
+            self.span.end()
         self.loop.call_soon_threadsafe(self._deliver, rows, None)
 
     def on_error(self, exc: BaseException) -> None:
         self.answered_at = time.perf_counter()
+        if self.span is not None:
+            self.span.end(exc)
         self.loop.call_soon_threadsafe(self._deliver, None, exc)
 
     def _deliver(self, rows: Any, exc: BaseException | None) -> None:
@@ -63,14 +74,25 @@ class _Pages:
 class Request:
     """One statement handed to the driver; `rows()` awaits its pages. Made by `submit`."""
 
-    __slots__ = ("_loop", "_max_rows", "_pages", "_rf")
+    __slots__ = ("_loop", "_max_rows", "_pages", "_rf")  # the span is the pages' (`_Pages`)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, rf: Any, max_rows: int | None) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        rf: Any,
+        max_rows: int | None,
+        span: ClientSpan | None = None,
+    ) -> None:
         self._loop = loop
         self._rf = rf
         self._max_rows = max_rows
-        self._pages = _Pages(loop)
+        self._pages = _Pages(loop, rf, span)
         rf.add_callbacks(self._pages.on_rows, self._pages.on_error)
+
+    def _done(self) -> None:
+        """The caller took what it wanted (a first page, `max_rows`): end the trace span."""
+        if self._pages.span is not None:
+            self._pages.span.end()
 
     @property
     def answered_at(self) -> float | None:
@@ -89,6 +111,7 @@ class Request:
             self.cancel()
             raise
         rf = self._rf
+        self._done()
         return list(rows or ()), (rf._paging_state if rf.has_more_pages else None)
 
     async def rows(self) -> list[Any]:
@@ -102,6 +125,7 @@ class Request:
                 if page:
                     rows.extend(page)
                 if max_rows is not None and len(rows) >= max_rows:
+                    self._done()
                     return rows[:max_rows]
                 if not rf.has_more_pages:
                     return rows
@@ -115,6 +139,7 @@ class Request:
         """Abandon the request: its answer (or error) is dropped and no further page is
         requested. The server still runs a request it has received."""
         self._rf.clear_callbacks()
+        self._done()
         fut = self._pages.current
         if fut.done():
             if not fut.cancelled():
@@ -162,7 +187,14 @@ def submit(
         kwargs["timeout"] = request_timeout
     if paging_state is not None:
         kwargs["paging_state"] = paging_state
-    return Request(loop, session.execute_async(statement, parameters, **kwargs), max_rows)
+    span = start_client(statement, getattr(session, "keyspace", None))
+    try:
+        rf = session.execute_async(statement, parameters, **kwargs)
+    except Exception as exc:
+        if span is not None:
+            span.end(exc)
+        raise
+    return Request(loop, rf, max_rows, span)
 
 
 class PreparedCache:
