@@ -1103,6 +1103,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     out["datasets"] = []
     out["link_latency_ms"] = args.latency_ms
+    out["tracing"] = args.tracing
     remote = None
     if args.latency_ms:
         # Both sides then reach the node through a proxy holding every packet `latency_ms`
@@ -1202,7 +1203,16 @@ def main() -> int:
         default=0.0,
         help="measure through a proxy that adds this many ms each way (a remote node)",
     )
+    ap.add_argument(
+        "--tracing",
+        choices=TRACING_MODES,
+        default="default",
+        help="hoprag's OpenTelemetry spans: off (hoprag.tracing disabled), default (as the "
+        "environment has it: the API without an SDK is a no-op), sdk (the SDK's providers, "
+        "spans and metrics recorded, no exporter)",
+    )
     args = ap.parse_args()
+    set_tracing(args.tracing)
     if not 0 <= args.latency_ms <= 1000:
         ap.error(f"--latency-ms must be in 0..1000 (ms each way), got {args.latency_ms:g}")
     if args.queries is None:
@@ -1222,6 +1232,24 @@ def main() -> int:
     if args.chart:
         chart(out["cases"], Path(args.chart))
     return 0
+
+
+TRACING_MODES = ("off", "default", "sdk")
+
+
+def set_tracing(mode: str) -> None:
+    """Set hoprag's tracing for the run (see `--tracing`)."""
+    from hoprag import tracing
+
+    if mode == "off":
+        tracing.configure(enabled=False)
+    elif mode == "sdk":
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.trace import TracerProvider
+
+        tracing.configure(
+            enabled=True, tracer_provider=TracerProvider(), meter_provider=MeterProvider()
+        )
 
 
 if __name__ == "__main__":

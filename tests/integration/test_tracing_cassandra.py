@@ -7,6 +7,7 @@ the driver took the request would not."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -80,7 +81,10 @@ async def test_a_two_hop_traversal_on_the_node_has_a_client_span_per_cql_request
         )  # fmt: skip
     assert {n.id: n.depth for n in result} == {"a": 0, "b": 1, "c": 2}
     (retrieval,) = traces.named("retrieval")
-    assert dict(retrieval.attributes or {})["hoprag.rounds"] == result.stats.rounds
+    attrs = dict(retrieval.attributes or {})
+    assert attrs["hoprag.rounds"] == result.stats.rounds
+    assert "gen_ai.retrieval.query.text" not in attrs  # content is opt-in
+    assert "gen_ai.retrieval.documents" not in attrs
     hops = traces.children(retrieval)
     assert [h.name for h in hops] == [f"hoprag hop {i}" for i in range(len(result.stats.hops))]
     assert len(hops) >= 3
@@ -98,3 +102,16 @@ async def test_a_scoped_search_on_the_node_has_a_client_span_per_cql_request(
     hops = traces.children(retrieval)
     assert len(hops) == len(result.stats.hops) >= 2
     _check_clients(traces, hops, remote, len(log))
+
+
+async def test_on_the_node_the_query_text_and_documents_appear_when_opted_in(
+    remote: CassandraStore,
+) -> None:
+    strategy = Eager(select_k=2, start_k=1, max_depth=1)
+    with collected(capture_query_text=True, capture_documents=True) as traces:
+        result = await atraverse("apples", store=remote, edges=EDGES, strategy=strategy)
+    (retrieval,) = traces.named("retrieval")
+    attrs = dict(retrieval.attributes or {})
+    assert attrs["gen_ai.retrieval.query.text"] == "apples"
+    documents = json.loads(str(attrs["gen_ai.retrieval.documents"]))
+    assert [d["id"] for d in documents] == [n.id for n in result] != []
