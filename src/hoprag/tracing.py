@@ -222,9 +222,8 @@ def end_retrieval(
         return
     if error is not None:
         _fail(span, error)
-    span.set_attribute("hoprag.rounds", stats.rounds)
-    span.set_attribute("hoprag.queries", stats.total_queries)
-    span.set_attribute("hoprag.rows", stats.total_rows)
+    figures = {"rounds": stats.rounds, "queries": stats.total_queries, "rows": stats.total_rows}
+    span.set_attributes({f"hoprag.{k}": v for k, v in figures.items()})
     if stats.plan is not None:
         span.set_attribute("hoprag.plan", stats.plan)
     if documents is not None:
@@ -296,16 +295,17 @@ def end_hop(span: Any, hop: Any, error: BaseException | None = None) -> None:
         return
     if error is not None:
         _fail(span, error)
-    span.set_attribute("hoprag.hop.depth", hop.depth)
-    span.set_attribute("hoprag.hop.edges", hop.edges)
-    span.set_attribute("hoprag.hop.rows", hop.rows)
-    span.set_attribute("hoprag.hop.candidates", hop.candidates)
-    span.set_attribute("hoprag.hop.admitted", hop.kept)
-    for kind, n in hop.queries.items():
-        span.set_attribute(f"hoprag.hop.queries.{kind}", n)
-    speculative = hop.notes.get("speculative_edges")
-    if speculative:
-        span.set_attribute("hoprag.hop.speculative_edges", speculative)
+    figures = {
+        "depth": hop.depth,
+        "edges": hop.edges,
+        "rows": hop.rows,
+        "candidates": hop.candidates,
+        "admitted": hop.kept,
+        **{f"queries.{kind}": n for kind, n in hop.queries.items()},
+    }
+    if hop.notes.get("speculative_edges"):
+        figures["speculative_edges"] = hop.notes["speculative_edges"]
+    span.set_attributes({f"hoprag.hop.{k}": v for k, v in figures.items()})
     span.end()
 
 

@@ -25,7 +25,10 @@ EXAMPLE = {"topic": "comedy", "actor": "John Cleese", "reviews": "positive", "li
 """A call the first 400 films answer with results: John Cleese is an exact cast name there."""
 
 
-class TestTheFilmsLangChainToolPassesLangChainsStandardUnitToolTests(ToolsUnitTests):
+class _FilmsTool:
+    """What both standard suites are given: the films tool over the MemoryStore, and the
+    example call."""
+
     @property
     def tool_constructor(self) -> BaseTool:
         return film_search_tool(_STORE).as_langchain()
@@ -33,18 +36,16 @@ class TestTheFilmsLangChainToolPassesLangChainsStandardUnitToolTests(ToolsUnitTe
     @property
     def tool_invoke_params_example(self) -> dict[str, Any]:
         return dict(EXAMPLE)
+
+
+class TestTheFilmsLangChainToolPassesLangChainsStandardUnitToolTests(_FilmsTool, ToolsUnitTests):
+    pass
 
 
 class TestTheFilmsLangChainToolPassesLangChainsStandardIntegrationToolTestsOnMemory(
-    ToolsIntegrationTests
+    _FilmsTool, ToolsIntegrationTests
 ):
-    @property
-    def tool_constructor(self) -> BaseTool:
-        return film_search_tool(_STORE).as_langchain()
-
-    @property
-    def tool_invoke_params_example(self) -> dict[str, Any]:
-        return dict(EXAMPLE)
+    pass
 
 
 async def test_the_standard_example_call_returns_films_not_a_follow_up() -> None:
