@@ -133,18 +133,21 @@ def _api() -> tuple[Any, Any] | None:
 
 
 def _tracer() -> Any:
-    """The tracer for hoprag's spans, or None when tracing is off or the API is missing."""
+    """The tracer for hoprag's spans, or None when tracing is off, the API is missing or no
+    tracer provider has been set (the API's own default makes only no-op spans)."""
     if not _settings.enabled:
         return None
     api = _api()
     if api is None:
         return None
-    tracer = _instruments.get("tracer")
-    if tracer is None:
-        trace = api[0]
-        provider = _settings.tracer_provider or trace.get_tracer_provider()
-        tracer = _instruments["tracer"] = provider.get_tracer(SCOPE)
-    return tracer
+    trace = api[0]
+    provider = _settings.tracer_provider or trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return None  # no SDK set up (yet): every span would be a no-op, so make none
+    cached = _instruments.get("tracer")
+    if cached is None or cached[0] is not provider:
+        cached = _instruments["tracer"] = (provider, provider.get_tracer(SCOPE))
+    return cached[1]
 
 
 def _context_of(parent: Any) -> Any:

@@ -175,3 +175,25 @@ def test_without_the_api_installed_nothing_is_emitted_and_nothing_fails() -> Non
     (traversal, search), api_missing = json.loads(done.stdout)
     assert api_missing is True
     assert traversal == ["a", "b"] and sorted(search) == ["a", "b"]
+
+
+def test_with_the_api_but_no_tracer_provider_set_no_span_is_made() -> None:
+    """The API's own default provider makes only no-op spans; hoprag then makes none at all
+    (a fresh interpreter, so no test's provider is set), and makes them once one is set."""
+    script = textwrap.dedent(
+        """
+        import json
+        from hoprag import tracing
+        before = tracing.start_retrieval("search", query="q", top_k=1) is None
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        trace.set_tracer_provider(TracerProvider())
+        span = tracing.start_retrieval("search", query="q", top_k=1)
+        print(json.dumps([before, span is not None and span.is_recording()]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, True]
