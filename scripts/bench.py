@@ -547,7 +547,7 @@ async def run_ours(store: CassandraStore, ds: Dataset, case: Case, q: str) -> Sa
     secs = time.perf_counter() - t0
     final = strategy.finalize(nodes)
     st = stream.stats
-    rows = st.total_rows + sum(h.notes.get("speculative_rows", 0) for h in st.hops)
+    rows = st.rows_read  # counted once, when the store returned them
     round_trips = sum(1 for h in st.hops if sum(h.queries.values()))
     ids = [n.id for n in final]
     return Sample(secs, ids, st.total_queries, rows, first, st.first_node_seconds, round_trips)

@@ -112,6 +112,16 @@ class TraversalStats:
         return sum(h.rows for h in self.hops)
 
     @property
+    def rows_read(self) -> int:
+        """The rows the store returned to this run: the hops' rows, less those taken from
+        results a speculative query fetched earlier (`prefetched_rows`), plus every
+        speculative query's rows (`speculative_rows`, used or not)."""
+        notes = [h.notes for h in self.hops]
+        prefetched = sum(n.get("prefetched_rows", 0) for n in notes)
+        speculative = sum(n.get("speculative_rows", 0) for n in notes)
+        return self.total_rows - prefetched + speculative
+
+    @property
     def peak_candidates(self) -> int:
         """The most candidates any single hop produced (0 before the first hop)."""
         return max((h.candidates for h in self.hops), default=0)

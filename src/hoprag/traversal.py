@@ -270,6 +270,8 @@ class _Run:
             notes["speculative_rows"] = notes.get("speculative_rows", 0) + rows
         if ask.cached:
             notes["prefetched_edges"] = notes.get("prefetched_edges", 0) + len(ask.cached)
+            taken = sum(len(hits) for hits in ask.cached.values())
+            notes["prefetched_rows"] = notes.get("prefetched_rows", 0) + taken
 
     def _merge(
         self, edges: list[Edge], results: dict[Edge, list[Hit]], hop: HopStats

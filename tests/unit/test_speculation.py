@@ -229,3 +229,31 @@ async def test_speculation_never_changes_what_a_traversal_returns(
     assert spec.issued == sum(h.notes.get("speculative_edges", 0) for h in on.stats.hops)
     assert spec.used == sum(h.notes.get("prefetched_edges", 0) for h in on.stats.hops)
     assert on.stats.total_queries <= off.stats.total_queries + spec.issued
+
+
+@pytest.mark.parametrize("speculation", ["off", "strategy", "wide", "on"])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        Mmr(select_k=8, start_k=2, adjacent_k=4, max_depth=3),
+        Eager(select_k=20, start_k=2, adjacent_k=3, max_depth=3),
+    ],
+)
+async def test_rows_read_counts_each_row_the_store_returned_once(
+    speculation: str, strategy: Any
+) -> None:
+    """A row fetched ahead is counted when the store returns it, not again when a later hop
+    takes it (`stats.rows_read`; the benchmark's rows)."""
+    store = MemoryStore(hoprag.embeddings.HashEmbedding(DIM))
+    store.add(graph_documents(120, DIM, seed=5))
+    counting = RoundCountingStore(store)
+    result = await atraverse(
+        "graph", store=counting, edges=EDGES, strategy=strategy, speculation=speculation
+    )
+    stats = result.stats
+    assert stats.rows_read == counting.rows > 0
+    prefetched = sum(h.notes.get("prefetched_rows", 0) for h in stats.hops)
+    speculative = sum(h.notes.get("speculative_rows", 0) for h in stats.hops)
+    assert stats.rows_read == stats.total_rows - prefetched + speculative
+    if speculation == "on" or (speculation == "wide" and isinstance(strategy, Mmr)):
+        assert prefetched > 0  # rows fetched ahead were taken: the old sum counted them twice

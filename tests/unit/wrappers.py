@@ -101,6 +101,8 @@ class RoundCountingStore(Store):
         self.round_trip = round_trip
         self.queries: list[list[tuple[str, Any]]] = []
         self.in_flight = 0
+        self.rows = 0
+        """Hits the inner store returned, in all."""
 
     @property
     def rounds(self) -> int:
@@ -142,9 +144,11 @@ class RoundCountingQuery(PreparedQuery):
         try:
             await anyio.lowlevel.checkpoint()
             await anyio.lowlevel.checkpoint()
-            return await call()
+            result = await call()
         finally:
             store.in_flight -= 1
+        store.rows += sum(len(r) if isinstance(r, list) else 1 for r in result)
+        return result
 
     async def asearch(self, *, k: int) -> list[Hit]:
         return await self._in_round("search", k, lambda: self.inner.asearch(k=k))  # type: ignore[no-any-return]
