@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from hoprag.errors import invalid
+
 __all__ = [
     "ClientSpan",
     "Settings",
@@ -98,14 +100,21 @@ def configure(
     replaces the global one for hoprag's spans or metrics) and return the previous settings,
     which `restore` puts back."""
     global _settings
+    flags = {
+        "enabled": enabled,
+        "capture_query_text": capture_query_text,
+        "capture_documents": capture_documents,
+    }
+    for name, value in flags.items():
+        if value is not None and not isinstance(value, bool):
+            raise invalid(name, value, "True, False or None (keep the current setting)")
+    _check_provider("tracer_provider", tracer_provider, "get_tracer")
+    _check_provider("meter_provider", meter_provider, "get_meter")
     previous = settings()
     s = settings()
-    if enabled is not None:
-        s.enabled = bool(enabled)
-    if capture_query_text is not None:
-        s.capture_query_text = bool(capture_query_text)
-    if capture_documents is not None:
-        s.capture_documents = bool(capture_documents)
+    for name, value in flags.items():
+        if value is not None:
+            setattr(s, name, value)
     if tracer_provider is not None:
         s.tracer_provider = tracer_provider
     if meter_provider is not None:
@@ -113,6 +122,13 @@ def configure(
     _settings = s
     _instruments.clear()
     return previous
+
+
+def _check_provider(name: str, provider: Any, method: str) -> None:
+    """InvalidInputError unless `provider` is None or has `method` (an OpenTelemetry
+    provider)."""
+    if provider is not None and not callable(getattr(provider, method, None)):
+        raise invalid(name, provider, f"an OpenTelemetry provider (with {method}()) or None")
 
 
 def restore(previous: Settings) -> None:

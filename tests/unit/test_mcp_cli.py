@@ -272,3 +272,19 @@ async def test_every_kind_of_structured_result_satisfies_the_output_schema(
     jsonschema.Draft202012Validator(ANSWER_JSON_SCHEMA).validate(doc)
     broken = {**doc, "results": [{"id": 5}]}  # the schema can refuse
     assert not jsonschema.Draft202012Validator(ANSWER_JSON_SCHEMA).is_valid(broken)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "named"),
+    [("", 8000, "host"), (None, 8000, "host"), ("127.0.0.1", 70000, "port"),
+     ("127.0.0.1", -1, "port"), ("127.0.0.1", "8000", "port"), ("127.0.0.1", True, "port")],
+)  # fmt: skip
+def test_serving_over_http_refuses_a_bad_host_or_port_before_listening(
+    host: object, port: object, named: str
+) -> None:
+    from hoprag.errors import InvalidInputError
+    from hoprag.tools.mcp import serve_http
+
+    with pytest.raises(InvalidInputError) as caught:
+        serve_http(_films(), host=host, port=port)  # type: ignore[arg-type]
+    assert caught.value.argument == named

@@ -197,3 +197,26 @@ def test_with_the_api_but_no_tracer_provider_set_no_span_is_made() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"enabled": "no"}, "enabled"),  # bool("no") would have been True
+        ({"capture_query_text": 1}, "capture_query_text"),
+        ({"capture_documents": "yes"}, "capture_documents"),
+        ({"tracer_provider": object()}, "tracer_provider"),
+        ({"meter_provider": "global"}, "meter_provider"),
+    ],
+)
+def test_configure_refuses_what_is_not_a_setting_and_changes_nothing(
+    options: dict[str, object], named: str
+) -> None:
+    from hoprag import tracing
+    from hoprag.errors import InvalidInputError
+
+    before = tracing.settings()
+    with pytest.raises(InvalidInputError) as caught:
+        tracing.configure(**options)  # type: ignore[arg-type]
+    assert caught.value.argument == named
+    assert tracing.settings() == before

@@ -269,6 +269,7 @@ async def aserve_http(
     SIGINT or SIGTERM, then return once open requests are done (the signal is not raised
     again). `ready(url)` is called once the socket listens (with the port the system chose
     when `port` is 0)."""
+    _check_address(host, port)
     require_mcp()
     import anyio
 
@@ -319,6 +320,15 @@ def _http_server(app: Any, host: str, port: int) -> Any:
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     return QuietServer(config)
+
+
+def _check_address(host: Any, port: Any) -> None:
+    """InvalidInputError naming `host` or `port` unless they are a non-empty host name or
+    address and a port in 0..65535."""
+    if not isinstance(host, str) or not host.strip():
+        raise invalid("host", host, "a host name or IP address, e.g. '127.0.0.1'")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise invalid("port", port, "an int in 0..65535 (0: any free port)")
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
