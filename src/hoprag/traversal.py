@@ -374,7 +374,8 @@ class _Run:
                 return await deadline.step(fn, *args)
         except BaseException as exc:
             self.hop_span = None
-            tracing.end_hop(span, self.stats.hops[-1], exc)
+            shown = TimeoutError("the traversal's timeout") if isinstance(exc, _Expired) else exc
+            tracing.end_hop(span, self.stats.hops[-1], shown)
             raise
 
 
