@@ -14,6 +14,8 @@ GROUPS = {
     "tests/integration/test_tools_cassandra.py": "films",
     "tests/integration/test_mcp.py": "films",
     "tests/integration/test_scopes_cassandra.py": "films",
+    "tests/integration/test_langchain_tool_standard_cassandra.py": "films",
+    "tests/integration/test_readme_quickstart.py": "films",
     # keyspace hoprag_bench and the benchmark's proxy address
     "tests/integration/test_bench_quick.py": "bench",
     "tests/integration/test_bench_rounds.py": "bench",

@@ -73,3 +73,19 @@ def test_modules_of_a_group_are_one_unit_and_a_split_module_is_parts() -> None:
         for i in range(50)
     }
     assert len(parts) == 2
+
+
+def test_every_module_reading_the_films_table_is_in_the_films_unit() -> None:
+    """A module that takes the run's films table (`films_keyspace` / `films_demo`) but runs
+    in a unit of its own would load the 17,472 films again on another worker."""
+    from pathlib import Path
+
+    integration = Path(__file__).resolve().parents[1] / "integration"
+    readers = {
+        f"tests/integration/{p.name}"
+        for p in integration.glob("test_*.py")
+        if "films_keyspace" in p.read_text() or "films_demo" in p.read_text()
+    }
+    assert readers, "no module reads the films table: the check found nothing to check"
+    outside = sorted(m for m in readers if scheduling.GROUPS.get(m) != "films")
+    assert outside == []
