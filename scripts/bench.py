@@ -1207,7 +1207,7 @@ def main() -> int:
         "--tracing",
         choices=TRACING_MODES,
         default="default",
-        help="hoprag's OpenTelemetry spans: off (hoprag.tracing disabled), default (as the "
+        help="hoprag's OpenTelemetry spans: off (hoprag.telemetry disabled), default (as the "
         "environment has it: the API without an SDK is a no-op), sdk (the SDK's providers, "
         "spans and metrics recorded, no exporter)",
     )
@@ -1239,15 +1239,15 @@ TRACING_MODES = ("off", "default", "sdk")
 
 def set_tracing(mode: str) -> None:
     """Set hoprag's tracing for the run (see `--tracing`)."""
-    from hoprag import tracing
+    from hoprag import telemetry
 
     if mode == "off":
-        tracing.configure(enabled=False)
+        telemetry.configure(enabled=False)
     elif mode == "sdk":
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.trace import TracerProvider
 
-        tracing.configure(
+        telemetry.configure(
             enabled=True, tracer_provider=TracerProvider(), meter_provider=MeterProvider()
         )
 

@@ -1,5 +1,5 @@
 """OpenTelemetry's SDK set up for hoprag's spans and metrics in a test: an in-memory span
-exporter and metric reader given to `hoprag.tracing.configure` (not installed globally), and
+exporter and metric reader given to `hoprag.telemetry.configure` (not installed globally), and
 helpers that read the span tree back."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from hoprag import tracing
+from hoprag import telemetry
 
 
 class Traces:
@@ -52,13 +52,13 @@ class Traces:
 @contextmanager
 def collected(**options: Any) -> Iterator[Traces]:
     """hoprag's tracing on, into an in-memory exporter and reader, while the block runs
-    (`options` go to `hoprag.tracing.configure`, e.g. `capture_query_text=True`)."""
+    (`options` go to `hoprag.telemetry.configure`, e.g. `capture_query_text=True`)."""
     exporter = InMemorySpanExporter()
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
     reader = InMemoryMetricReader()
     meter_provider = MeterProvider(metric_readers=[reader])
-    previous = tracing.configure(
+    previous = telemetry.configure(
         enabled=True,
         capture_query_text=options.pop("capture_query_text", False),
         capture_documents=options.pop("capture_documents", False),
@@ -69,6 +69,6 @@ def collected(**options: Any) -> Iterator[Traces]:
     try:
         yield Traces(exporter, reader)
     finally:
-        tracing.restore(previous)
+        telemetry.restore(previous)
         tracer_provider.shutdown()
         meter_provider.shutdown()

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hoprag import tracing
+from hoprag import telemetry
 from hoprag.edges import Edge, IdEdge, MetadataEdge
 from hoprag.errors import one_error
 from hoprag.stats import HopStats, TraversalStats
@@ -49,20 +49,20 @@ def open_round(stats: TraversalStats) -> HopStats:
 
 @contextmanager
 def traced(hop: HopStats) -> Iterator[None]:
-    """The block as round `hop`'s trace span (`hoprag.tracing`: a child of the current span,
+    """The block as round `hop`'s trace span (`hoprag.telemetry`: a child of the current span,
     current while the block runs, ended with the hop's figures or the block's error). The
     block must not yield from a generator."""
-    span = tracing.start_hop(None, hop.depth)
+    span = telemetry.start_hop(None, hop.depth)
     if span is None:
         yield
         return
     try:
-        with tracing.attached(span):
+        with telemetry.attached(span):
             yield
     except BaseException as exc:
-        tracing.end_hop(span, hop, exc)
+        telemetry.end_hop(span, hop, exc)
         raise
-    tracing.end_hop(span, hop)
+    telemetry.end_hop(span, hop)
 
 
 async def run_round(hop: HopStats, calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from hoprag import tracing
+from hoprag import telemetry
 from hoprag.documents import Node, Path
 from hoprag.edges import Edges
 from hoprag.embeddings.base import aembed_query_vector
@@ -104,21 +104,21 @@ async def asearch(
     run = functools.partial(
         _search, query, store, k, scope, filter, order, query_embedding, max_concurrency, plan
     )
-    span = tracing.start_retrieval("search", query=query, top_k=k, store=store)
+    span = telemetry.start_retrieval("search", query=query, top_k=k, store=store)
     if span is None:
         return await run(stats)
     result: TraversalResult | None = None
     try:
-        with tracing.attached(span):
+        with telemetry.attached(span):
             result = await run(stats)
         return result
     except Exception as exc:
-        tracing.end_retrieval(span, stats, None, exc)
+        telemetry.end_retrieval(span, stats, None, exc)
         raise
     finally:
         if result is not None:
             found = [(n.id, n.similarity_score) for n in result]
-            tracing.end_retrieval(span, stats, found)
+            telemetry.end_retrieval(span, stats, found)
 
 
 async def _search(

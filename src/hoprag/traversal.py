@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hoprag import tracing
+from hoprag import telemetry
 from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
     Edge,
@@ -327,7 +327,7 @@ class _Run:
         hop.kept = len(self.state.tracker.selected) - emitted
         hop.seconds = time.perf_counter() - t_hop
         if self.hop_span is not None:
-            tracing.end_hop(self.hop_span, hop)
+            telemetry.end_hop(self.hop_span, hop)
             self.hop_span = None
 
     async def _next_hop(self) -> list[Node]:
@@ -364,18 +364,18 @@ class _Run:
     async def _step(
         self, deadline: _Deadline, depth: int, fn: Callable[..., Awaitable[T]], *args: Any
     ) -> T:
-        """One hop's `deadline.step(fn, *args)` inside its trace span (`hoprag.tracing`),
+        """One hop's `deadline.step(fn, *args)` inside its trace span (`hoprag.telemetry`),
         which `_close_hop` ends with the hop's figures, or this with the hop's error."""
-        span = self.hop_span = tracing.start_hop(self.trace_parent, depth)
+        span = self.hop_span = telemetry.start_hop(self.trace_parent, depth)
         if span is None:
             return await deadline.step(fn, *args)
         try:
-            with tracing.attached(span):
+            with telemetry.attached(span):
                 return await deadline.step(fn, *args)
         except BaseException as exc:
             self.hop_span = None
             shown = TimeoutError("the traversal's timeout") if isinstance(exc, _Expired) else exc
-            tracing.end_hop(span, self.stats.hops[-1], shown)
+            telemetry.end_hop(span, self.stats.hops[-1], shown)
             raise
 
 
@@ -407,11 +407,11 @@ class _Deadline:
 
 
 class _Trace:
-    """A traversal's retrieval span (`hoprag.tracing`; None when tracing is off), ended with
+    """A traversal's retrieval span (`hoprag.telemetry`; None when tracing is off), ended with
     the run's figures, the documents it admitted and its error, if any."""
 
     def __init__(self, query: str | None, strategy: Strategy, store: Store) -> None:
-        self.span = tracing.start_retrieval(
+        self.span = telemetry.start_retrieval(
             "traversal",
             query=query,
             top_k=strategy.select_k,
@@ -434,7 +434,7 @@ class _Trace:
             raise
         finally:
             await nodes.aclose()
-            tracing.end_retrieval(self.span, stats, found, error)
+            telemetry.end_retrieval(self.span, stats, found, error)
 
 
 def _score_of(entry: tuple[Hit, list[Edge]]) -> float:
@@ -554,7 +554,7 @@ def astream(
     async def run_all(trace: _Trace) -> AsyncGenerator[Node, None]:
         admitted = 0
         try:
-            with tracing.attached(trace.span):
+            with telemetry.attached(trace.span):
                 prepared = await deadline.step(
                     _prepare, store, query, query_embedding, filter, strategy, max_concurrency
                 )

@@ -1,4 +1,4 @@
-"""OpenTelemetry spans and metrics of retrievals (`hoprag.tracing`) on a MemoryStore, read back
+"""OpenTelemetry spans and metrics of retrievals (`hoprag.telemetry`) on a MemoryStore, read back
 with the SDK's in-memory exporter: the span tree of a two-hop traversal, of a scoped search and
 of a tool call, the query text and documents only when opted in, errors on the spans, nothing
 when tracing is off, and nothing emitted and nothing failing without the API installed. The
@@ -133,29 +133,29 @@ async def test_a_failed_traversal_records_its_error_on_the_retrieval_span() -> N
 
 
 async def test_with_tracing_off_nothing_is_emitted() -> None:
-    from hoprag import tracing
+    from hoprag import telemetry
 
     store = _chain()
     with collected() as traces:
-        previous = tracing.configure(enabled=False)
+        previous = telemetry.configure(enabled=False)
         try:
             result = await atraverse("apples", store=store, edges=EDGES, strategy=Eager())
             await asearch("apples", store=store, k=2)
         finally:
-            tracing.restore(previous)
+            telemetry.restore(previous)
     assert len(result) == 3 and traces.spans() == []
     assert traces.metrics() == {}
 
 
 def test_without_the_api_installed_nothing_is_emitted_and_nothing_fails() -> None:
     """In a fresh interpreter where `opentelemetry` cannot be imported: a traversal, a scoped
-    search and a tool call give the same answers as here, and hoprag.tracing stays off."""
+    search and a tool call give the same answers as here, and hoprag.telemetry stays off."""
     script = textwrap.dedent(
         """
         import sys
         sys.modules["opentelemetry"] = None  # import opentelemetry -> ImportError
         import asyncio, json
-        from hoprag import Document, Eager, Scope, asearch, atraverse, tracing
+        from hoprag import Document, Eager, Scope, asearch, atraverse, telemetry
         from hoprag.embeddings import HashEmbedding
         from hoprag.stores import MemoryStore
         store = MemoryStore(HashEmbedding(16))
@@ -165,7 +165,7 @@ def test_without_the_api_installed_nothing_is_emitted_and_nothing_fails() -> Non
             scope = Scope(ids=["a"], edges=[("kw", "kw")])
             s = await asearch("apples", store=store, k=2, scope=scope)
             return [n.id for n in t], [n.id for n in s]
-        print(json.dumps([asyncio.run(main()), tracing._api() is None]))
+        print(json.dumps([asyncio.run(main()), telemetry._api() is None]))
         """
     )
     done = subprocess.run(
@@ -183,12 +183,12 @@ def test_with_the_api_but_no_tracer_provider_set_no_span_is_made() -> None:
     script = textwrap.dedent(
         """
         import json
-        from hoprag import tracing
-        before = tracing.start_retrieval("search", query="q", top_k=1) is None
+        from hoprag import telemetry
+        before = telemetry.start_retrieval("search", query="q", top_k=1) is None
         from opentelemetry import trace
         from opentelemetry.sdk.trace import TracerProvider
         trace.set_tracer_provider(TracerProvider())
-        span = tracing.start_retrieval("search", query="q", top_k=1)
+        span = telemetry.start_retrieval("search", query="q", top_k=1)
         print(json.dumps([before, span is not None and span.is_recording()]))
         """
     )
@@ -212,11 +212,11 @@ def test_with_the_api_but_no_tracer_provider_set_no_span_is_made() -> None:
 def test_configure_refuses_what_is_not_a_setting_and_changes_nothing(
     options: dict[str, object], named: str
 ) -> None:
-    from hoprag import tracing
+    from hoprag import telemetry
     from hoprag.errors import InvalidInputError
 
-    before = tracing.settings()
+    before = telemetry.settings()
     with pytest.raises(InvalidInputError) as caught:
-        tracing.configure(**options)  # type: ignore[arg-type]
+        telemetry.configure(**options)  # type: ignore[arg-type]
     assert caught.value.argument == named
-    assert tracing.settings() == before
+    assert telemetry.settings() == before

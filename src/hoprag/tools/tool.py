@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from hoprag import tracing
+from hoprag import telemetry
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import Filter
 from hoprag.recording import Call, record_statements
@@ -321,14 +321,14 @@ class SearchTool:
         an `InvalidInputError` for malformed arguments, a `ToolAnswer` otherwise (results, or
         a follow-up when an entity is ambiguous or unknown)."""
         values = self.check_arguments(arguments)
-        span = tracing.start_tool(self.name)
+        span = telemetry.start_tool(self.name)
         try:
-            with tracing.traced(span):
+            with telemetry.traced(span):
                 answer = await self._answer(values)
         except Exception as exc:
-            tracing.end_span(span, exc)
+            telemetry.end_span(span, exc)
             raise
-        tracing.end_span(span)
+        telemetry.end_span(span)
         return answer
 
     async def _answer(self, values: dict[str, Any]) -> ToolAnswer:

@@ -28,12 +28,12 @@ from typing import Any
 
 import anyio.to_thread
 
-from hoprag.tracing import ClientSpan, start_client
+from hoprag.telemetry import ClientSpan, start_client
 
 
 class _Pages:
     """Delivers the pages of one `ResponseFuture` to the event loop, one asyncio future per page;
-    ends the request's trace span (`hoprag.tracing`) when the last page or an error arrives."""
+    ends the request's trace span (`hoprag.telemetry`) when the last page or an error arrives."""
 
     __slots__ = ("answered_at", "current", "loop", "rf", "span")
 
