@@ -3,7 +3,7 @@
 
     HOPRAG_CASSANDRA=127.0.0.81:9042 python scripts/bench_scale.py \\
         [--sizes 10000,100000] [--quick] [--json OUT] [--markdown OUT] [--memory-max 100000] \\
-        [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 128] \\
+        [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
         [--seed 30] [--load-only] [--contact-points HOST:PORT]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
@@ -330,6 +330,36 @@ async def load_size(
     return store, info
 
 
+def node_tasks(session: Any) -> list[str]:
+    """The node's running SSTable tasks (compactions, index builds) on any table, as text
+    (`system_views.sstable_tasks`)."""
+    rows = session.execute(
+        "SELECT keyspace_name, table_name, kind, completion_ratio FROM system_views.sstable_tasks"
+    )
+    return [
+        f"{r.kind} of {r.keyspace_name}.{r.table_name} at {100 * r.completion_ratio:.0f}%"
+        for r in rows
+    ]
+
+
+async def wait_quiet(session: Any, limit: float) -> dict[str, Any]:
+    """Wait (up to `limit` seconds) until the node runs no compaction: a freshly loaded table
+    is compacted for minutes (its vector graph rebuilt), and reads measured meanwhile measure
+    the compaction. What was waited, and whether it ended, is returned."""
+    t0 = time.monotonic()
+    shown = 0.0
+    while tasks := await asyncio.to_thread(node_tasks, session):
+        waited = time.monotonic() - t0
+        if waited >= limit:
+            print(f"  still {', '.join(tasks)} after {waited:.0f} s: measuring anyway", flush=True)
+            return {"waited_s": waited, "quiet": False, "tasks": tasks}
+        if waited - shown >= 60 or not shown:
+            print(f"  waiting for the node's {', '.join(tasks)}", flush=True)
+            shown = waited or 1e-9
+        await asyncio.sleep(5)
+    return {"waited_s": time.monotonic() - t0, "quiet": True, "tasks": []}
+
+
 def memory_store(size: int, args: argparse.Namespace) -> tuple[Store, float]:
     """A MemoryStore with the same documents, and the seconds it took to fill."""
     from hoprag.stores import MemoryStore
@@ -413,22 +443,75 @@ def summarize(samples: list[Sample]) -> dict[str, Any]:
     }
 
 
+class Cpu:
+    """CPU seconds of this process (every thread) and of the local Cassandra JVMs that
+    `scripts/cassandra` started (from /proc/PID/stat; None for a node it did not start)."""
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        self.pids = list(pids)
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.client = 0.0
+        self.node: float | None = 0.0 if self.pids else None
+
+    def node_seconds(self) -> float | None:
+        total = 0
+        try:
+            for pid in self.pids:
+                with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime + stime, in ticks
+        except (OSError, IndexError, ValueError):
+            return None
+        return total / self.tick if self.pids else None
+
+    async def around(self, work: Awaitable[list[Sample]]) -> list[Sample]:
+        """`work`'s samples, its CPU added to the totals."""
+        c0, n0 = time.process_time(), self.node_seconds()
+        got = await work
+        self.client += time.process_time() - c0
+        n1 = self.node_seconds()
+        if self.node is not None and n0 is not None and n1 is not None:
+            self.node += n1 - n0
+        else:
+            self.node = None
+        return got
+
+
+def local_node_pids(session: Any) -> list[int]:
+    """The JVM pids of the nodes `scripts/cassandra` started here, when the session talks to
+    those nodes only (else none: node CPU is then not measured)."""
+    import subprocess
+
+    tool = Path(__file__).resolve().parent / "cassandra"
+    done = subprocess.run([sys.executable, str(tool), "pids"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    pairs = [ln.split() for ln in done.stdout.splitlines()] if done.returncode == 0 else []
+    local = {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
+    return list(local.values()) if hosts and hosts <= set(local) else []
+
+
 async def measure(
-    run: Runner, queries: int, concurrency: int, reps: int, deadline: float
+    run: Runner, queries: int, concurrency: int, reps: int, deadline: float, pids: Sequence[int]
 ) -> tuple[dict[str, Any], list[Sample]]:
     """A warm-up pass, then up to `reps` measured passes (at least one) until `deadline`;
-    the summary and the first measured pass (query i at index i)."""
+    the summary (with client and node CPU per traversal) and the first measured pass (query
+    i at index i)."""
     count = max(queries, concurrency) if concurrency > 1 else queries
     await batch(run, count, concurrency)
+    cpu = Cpu(pids)
     samples: list[Sample] = []
     first: list[Sample] = []
     for _ in range(reps):
-        got = await batch(run, count, concurrency)
+        got = await cpu.around(batch(run, count, concurrency))
         first = first or got
         samples.extend(got)
         if time.monotonic() > deadline:
             break
-    return summarize(samples), first
+    summary = summarize(samples)
+    summary["client_cpu_ms"] = cpu.client / len(samples) * 1e3
+    summary["node_cpu_ms"] = None if cpu.node is None else cpu.node / len(samples) * 1e3
+    return summary, first
 
 
 def _deadline_share(end: float, left: int) -> float:
@@ -439,7 +522,9 @@ def _deadline_share(end: float, left: int) -> float:
 async def measure_store(
     label: str, store: Store, cases: list[Case], vectors: list[list[float]], args: Any
 ) -> dict[str, Any]:
-    """Every case and the scoped search on one store, within the size's time budget."""
+    """Every case and the scoped search on one store, within the size's time budget (node
+    CPU only for the Cassandra store)."""
+    pids = args.node_pids if label == "cassandra" else []
     gc.collect()
     gc.freeze()
     before = rss_mb()
@@ -454,7 +539,7 @@ async def measure_store(
             return await traverse_once(store, case, vectors[q % nq])
 
         deadline = _deadline_share(end, len(cases) + 1 - i)
-        summary, first = await measure(run, nq, case.concurrency, args.reps, deadline)
+        summary, first = await measure(run, nq, case.concurrency, args.reps, deadline, pids)
         summary.update(case=case.name, kind=case.kind, depth=case.depth,
                        concurrency=case.concurrency, params=case.params)  # fmt: skip
         results[case.name] = summary
@@ -466,7 +551,7 @@ async def measure_store(
     async def scoped(q: int) -> Sample:
         return await scoped_once(store, vectors[q % nq], q % nq)
 
-    summary, first = await measure(scoped, nq, 1, args.reps, _deadline_share(end, 1))
+    summary, first = await measure(scoped, nq, 1, args.reps, _deadline_share(end, 1), pids)
     summary.update(case="Scoped 2-hop", kind="scope", depth=2, concurrency=1,
                    scope_size=max(s.scope or 0 for s in first))  # fmt: skip
     results["Scoped 2-hop"] = summary
@@ -568,7 +653,8 @@ def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
         return []
     header = ["case"]
     for s in present:
-        header += [f"{_k(s['size'])} p50/p95/p99 ms", f"{_k(s['size'])} q/rows/rounds"]
+        k = _k(s["size"])
+        header += [f"{k} p50/p95/p99 ms", f"{k} q/rows/rounds", f"{k} CPU ms client+node"]
     rows = [header]
     for name in present[0][store]["cases"]:
         row = [name]
@@ -576,14 +662,17 @@ def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
             c = s[store]["cases"][name]
             row.append(f"{c['p50_ms']:.1f}/{c['p95_ms']:.1f}/{c['p99_ms']:.1f}")
             row.append(f"{c['queries']:.0f}/{c['rows']:.0f}/{c['rounds']:.1f}")
+            node = "-" if c["node_cpu_ms"] is None else f"{c['node_cpu_ms']:.1f}"
+            row.append(f"{c['client_cpu_ms']:.1f}+{node}")
         rows.append(row)
     return rows
 
 
 def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     """Header and one row per size: the load, its first and last tenth, SSTables, RSS."""
-    rows = [["size", "load", "docs/s", "first/last 10% docs/s", "SSTables",
-             "RSS MiB before/after (cassandra)", "memory: fill s, RSS after"]]  # fmt: skip
+    rows = [["size", "load", "docs/s", "first/last 10% docs/s",
+             "SSTables measured (compaction wait)", "RSS MiB before/after (cassandra)",
+             "memory: fill s, RSS after"]]  # fmt: skip
     for s in sizes:
         ld = s["load"]
         parts = ld["parts"]
@@ -596,7 +685,11 @@ def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
         rss = f"{cass.get('rss_mb_before', math.nan):.0f}/{cass.get('rss_mb_after', math.nan):.0f}"
         mem = s.get("memory")
         mem_txt = f"{s['memory_fill_s']:.0f}, {mem['rss_mb_after']:.0f}" if mem else "-"
-        rows.append([_k(s["size"]), how, rate, ends, str(ld["sstables"]), rss, mem_txt])
+        sst = str(s.get("sstables_measured", ld["sstables"]))
+        quiet = s.get("quiet")
+        if quiet:
+            sst += f" (waited {quiet['waited_s']:.0f} s" + (")" if quiet["quiet"] else ", busy)")
+        rows.append([_k(s["size"]), how, rate, ends, sst, rss, mem_txt])
     return rows
 
 
@@ -613,12 +706,17 @@ def markdown(rows: list[list[str]]) -> str:
 async def measure_size(
     session: Any, size: int, args: argparse.Namespace, vectors: list[list[float]]
 ) -> tuple[dict[str, Any], list[str]]:
-    """Load one size, then measure it on Cassandra and (when small enough) MemoryStore."""
+    """Load one size, then measure it on Cassandra (once the node has stopped compacting
+    it) and, when small enough, on MemoryStore."""
+    from hoprag.stores.cassandra.schema import sstable_count
+
     store, load = await load_size(session, size, args)
     out: dict[str, Any] = {"size": size, "load": load, "cassandra": None, "memory": None}
     failures = [] if load["complete"] else [f"{_k(size)}: load incomplete ({load['written']})"]
     if args.load_only:
         return out, failures
+    out["quiet"] = await wait_quiet(session, args.wait_compaction)
+    out["sstables_measured"] = sstable_count(session, KEYSPACE, table_name(size, args.dim))
     cases = make_cases(args.concurrency)
     out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args)
     failures += bound_failures(f"{_k(size)} cassandra", out["cassandra"]["cases"])
@@ -640,6 +738,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     from hoprag.stores.cassandra.session import connect
 
     session = await asyncio.to_thread(connect, args.contact_points)
+    args.node_pids = await asyncio.to_thread(local_node_pids, session)
     for stmt in keyspace_statements(KEYSPACE, replication_map()):
         session.execute(stmt, timeout=120)
     texts = query_texts(args.seed, args.queries)
@@ -649,6 +748,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         "machine": machine_info(session), "load_average_start": load_average(),
         "mode": "quick" if args.quick else "full",
         "args": {k: v for k, v in vars(args).items() if k not in ("json", "markdown")},
+        "node_cpu_measured": bool(args.node_pids),
         "corpus": {"generator": GENERATOR, "seed": args.seed, "dim": args.dim,
                    "keywords_max": KW_MAX, "links_max": LINKS_MAX, "keyword_vocabulary": KW_VOCAB,
                    "edges": EDGES, "range_filter": RANGE, "scope_edges": SCOPE_EDGES},
@@ -723,9 +823,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--queries", type=int, default=None, help="query texts (default 20)")
     ap.add_argument("--reps", type=int, default=None, help="measured passes (default 3)")
     ap.add_argument("--max-seconds", type=float, default=None, help="measuring time per size")
-    ap.add_argument("--dim", type=int, default=128, help="HashEmbedding dimension")
+    ap.add_argument("--dim", type=int, default=384, help="HashEmbedding dimension")
     ap.add_argument("--seed", type=int, default=30, help="the corpus's seed")
     ap.add_argument("--load-only", action="store_true", help="load the sizes, measure nothing")
+    ap.add_argument("--wait-compaction", type=float, default=None,
+                    help="most seconds to wait for the node to stop compacting a size's table "
+                    "before measuring it (default 1800, quick 120)")  # fmt: skip
     return ap
 
 
@@ -738,22 +841,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     sizes = "10000" if args.quick else args.sizes or "10000,100000"
     args.sizes = _int_list("--sizes", sizes, MIN_SIZE, MAX_SIZE, ap)
     args.concurrency = _int_list("--concurrency", args.concurrency, 1, 64, ap)
-    defaults = (6, 1, 10_000, 120.0) if args.quick else (20, 3, 100_000, 600.0)
-    for name, default in zip(
-        ("queries", "reps", "memory_max", "max_seconds"), defaults, strict=True
-    ):
+    defaults = (6, 1, 10_000, 120.0, 120.0) if args.quick else (20, 3, 100_000, 600.0, 1800.0)
+    names = ("queries", "reps", "memory_max", "max_seconds", "wait_compaction")
+    for name, default in zip(names, defaults, strict=True):
         if getattr(args, name) is None:
             setattr(args, name, default)
     checks = [
         ("--queries", args.queries, 1, (MIN_SIZE // ANCHORS_PER_QUERY) - 1),
         ("--reps", args.reps, 1, 1000), ("--memory-max", args.memory_max, 0, MAX_SIZE),
         ("--max-seconds", args.max_seconds, 1, 86_400), ("--dim", args.dim, 2, 4096),
-        ("--seed", args.seed, 0, 2**32 - 1),
+        ("--seed", args.seed, 0, 2**32 - 1), ("--wait-compaction", args.wait_compaction, 0, 86_400),
     ]  # fmt: skip
     for flag, value, lo, hi in checks:
         if not lo <= value <= hi:
             ap.error(f"{flag} must be in {lo}..{hi}, got {value}")
     args.contact_points = _loopback(ap, args.contact_points)
+    args.node_pids = []  # found once connected (`local_node_pids`)
     return args
 
 
