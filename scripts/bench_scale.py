@@ -42,6 +42,10 @@ exactly (`plan="exact"`) and an Eager traversal from the anchors along id links 
 involved). How often the ANN-based traversals agree is recorded, not checked (SAI's vector
 search is approximate).
 
+Also per size on Cassandra: the median of single reads of each kind a traversal sends
+(`PROBES`: a vector search, keyword edges from the most common keyword to a tail one, the
+reverse-link edge of the most and of a little cited document, a read of 4 ids), one at a time.
+
 Output: a side-by-side text table (case x size: p50/p95/p99 ms, queries/rows/rounds), the
 loads, `--json` with the machine (`benchlib.machine_info`) and every figure, `--markdown` with
 the tables for docs/benchmarks.md. Everything stays on loopback (other contact points are
@@ -69,6 +73,7 @@ from benchlib import load_average, machine_info, percentile, text_table
 
 import hoprag
 from hoprag import Document, Scope
+from hoprag.edges import MetadataEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.base import Store
 
@@ -566,6 +571,34 @@ async def measure_store(
     }  # fmt: skip
 
 
+PROBES: dict[str, Callable[[Any], Awaitable[Sequence[Any]]]] = {
+    "vector search k=4": lambda q: q.asearch(k=4),
+    "keywords=k1 (most common)": lambda q: q.aadjacent(MetadataEdge("keywords", "k1"), k=10),
+    "keywords=k100": lambda q: q.aadjacent(MetadataEdge("keywords", "k100"), k=10),
+    "keywords=k5000 (tail)": lambda q: q.aadjacent(MetadataEdge("keywords", "k5000"), k=10),
+    "links=d0000000 (most cited)": lambda q: q.aadjacent(MetadataEdge("links", doc_id(0)), k=10),
+    "links=d0000999": lambda q: q.aadjacent(MetadataEdge("links", doc_id(999)), k=10),
+    "get 4 ids": lambda q: q.aget([doc_id(1), doc_id(500), doc_id(900), doc_id(999)]),
+}
+"""Single reads of the kinds a traversal sends, the edges with adjacent_k 10: where a hop's
+time goes as the corpus grows (a keyword's documents grow with the corpus)."""
+
+
+async def single_reads(store: Store, vectors: list[list[float]], reps: int) -> dict[str, Any]:
+    """Median ms and rows of each `PROBES` read, one at a time, over the queries x `reps`."""
+    out = {}
+    for name, read in PROBES.items():
+        times, rows = [], 0
+        for _ in range(reps):
+            for v in vectors:
+                query = await store.aprepare(v, None)
+                t0 = time.perf_counter()
+                rows = len(await read(query))
+                times.append(time.perf_counter() - t0)
+        out[name] = {"p50_ms": percentile(times, 50) * 1e3, "rows": rows, "n": len(times)}
+    return out
+
+
 # --- checks -----------------------------------------------------------------------------------
 def bound_failures(where: str, cases: dict[str, Any]) -> list[str]:
     """Cases whose rows or rounds per traversal passed the strategy's bound."""
@@ -693,6 +726,18 @@ def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def probe_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
+    """Header and one row per single read: per size, its p50 ms and rows."""
+    present = [s for s in sizes if s.get("single_reads")]
+    if not present:
+        return []
+    rows = [["read", *(f"{_k(s['size'])} p50 ms (rows)" for s in present)]]
+    for name in PROBES:
+        cells = [present[i]["single_reads"][name] for i in range(len(present))]
+        rows.append([name, *(f"{c['p50_ms']:.1f} ({c['rows']})" for c in cells)])
+    return rows
+
+
 def markdown(rows: list[list[str]]) -> str:
     """A Markdown table of `rows` (the first is the header)."""
     if not rows:
@@ -720,6 +765,7 @@ async def measure_size(
     cases = make_cases(args.concurrency)
     out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args)
     failures += bound_failures(f"{_k(size)} cassandra", out["cassandra"]["cases"])
+    out["single_reads"] = await single_reads(store, vectors, args.reps)
     if size <= args.memory_max:
         mem, out["memory_fill_s"] = await asyncio.to_thread(memory_store, size, args)
         out["memory"] = await measure_store("memory", mem, cases, vectors, args)
@@ -774,6 +820,10 @@ def report(out: dict[str, Any]) -> str:
         if rows:
             parts.append(f"{store}:\n" + text_table(rows))
             md.append(f"{store}:\n\n" + markdown(rows))
+    rows = probe_rows(out["sizes"])
+    if rows:
+        parts.append("single reads on Cassandra (p50 ms, rows):\n" + text_table(rows))
+        md.append("Single reads on Cassandra (p50 ms, rows):\n\n" + markdown(rows))
     for s in out["sizes"]:
         if s.get("exact"):
             parts.append(f"{_k(s['size'])} exact answers, memory vs cassandra: {s['exact']}; "
