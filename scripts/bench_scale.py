@@ -1,0 +1,932 @@
+#!/usr/bin/env python
+"""Cost as the corpus grows: traversal, scoped search and loading at 10k, 100k (and 1M) documents.
+
+    HOPRAG_CASSANDRA=127.0.0.81:9042 python scripts/bench_scale.py \\
+        [--sizes 10000,100000] [--quick] [--json OUT] [--markdown OUT] [--memory-max 100000] \\
+        [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
+        [--seed 30] [--load-only] [--contact-points HOST:PORT]
+
+Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
+size, and prefix-stable (document i is the same in every size, so the sizes share their first
+documents; it is made in blocks of 1,000 from a generator seeded by (seed, block)). Each
+document has a short text (words of one of 500 topics, whose popularity is log-uniform, and two
+common words), embedded by `HashEmbedding(dim)` (documents of a topic share words, so the
+vectors cluster by topic), and metadata: `keywords` (1-3 of a vocabulary of 100,000 whose
+ranks are log-uniform, so the degree of the keyword of rank r falls as about 1/r: a few
+keywords are in several percent of the documents, most in one or none), `links` (0-4 ids of
+earlier documents, biased towards the oldest, so in-degrees are skewed as in a citation
+graph; an earlier document exists in every size) and `n` (a number in 0..999, declared as a
+number field for range filters). Edges: `("keywords", "keywords")`, `("links", "$id")`,
+`("$id", "links")`.
+
+Load: each size goes into its own table of keyspace `hoprag_scale` (`n<size>_d<dim>`) through
+the library's resumable loader (`hoprag.stores.cassandra.bulk.aload`, as `hoprag load`): a
+re-run skips a complete size and resumes a partial one from the load catalogue. Documents per
+second are reported per tenth of the load (of the part this run wrote).
+
+Measured per size, on Cassandra and (up to `--memory-max` documents) on MemoryStore, after a
+warm-up pass over the queries: p50/p95/p99 latency of Eager (select_k 100), Mmr (select_k 10)
+and Beam (beam_width 10, select_k 10) at depths 1, 2 and 3, all with start_k 4 and adjacent_k
+10, for each number of traversals in flight (`--concurrency`); queries, rows (speculative
+ones included) and rounds per traversal from `result.stats`; and a 2-hop scoped search
+(`Scope(ids=4 anchors, edges=[("links", "$id")], max_depth=2)`, the same members in every
+size because links point to earlier documents) with the range filter `n in [200, 800)`. The
+client's RSS is read before and after each store's measurement. The measurement of a size
+stops repeating when `--max-seconds` is spent (every case still runs its warm-up and one pass).
+
+Checked on every run (a failure prints FAIL and the script exits 1): rows and rounds per
+traversal within the bound the strategy allows (`row_bound`, `round_bound`: independent of
+the corpus size), a scoped search within depth + 1 rounds, and, where both stores ran, the
+same answers from MemoryStore and Cassandra for what is exact: the scoped search ranked
+exactly (`plan="exact"`) and an Eager traversal from the anchors along id links only (no ANN
+involved). How often the ANN-based traversals agree is recorded, not checked (SAI's vector
+search is approximate).
+
+Also per size on Cassandra: the median of single reads of each kind a traversal sends
+(`PROBES`: a vector search, keyword edges from the most common keyword to a tail one, the
+reverse-link edge of the most and of a little cited document, a read of 4 ids), one at a time.
+
+Output: a side-by-side text table (case x size: p50/p95/p99 ms, queries/rows/rounds), the
+loads, `--json` with the machine (`benchlib.machine_info`) and every figure, `--markdown` with
+the tables for docs/benchmarks.md. Everything stays on loopback (other contact points are
+refused)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import gc
+import ipaddress
+import json
+import math
+import os
+import resource
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from benchlib import load_average, machine_info, percentile, text_table
+
+import hoprag
+from hoprag import Document, Scope
+from hoprag.edges import MetadataEdge
+from hoprag.embeddings import HashEmbedding
+from hoprag.stores.base import Store
+
+KEYSPACE = "hoprag_scale"
+GENERATOR = "bench_scale-v1"
+BLOCK = 1000
+TOPICS = 500
+TOPIC_WORDS = 20
+WORDS = 6
+COMMON_VOCAB = 2000
+COMMON = 2
+KW_VOCAB = 100_000
+KW_MAX = 3
+LINKS_MAX = 4
+N_RANGE = 1000
+MIN_SIZE = 1000
+MAX_SIZE = 2_000_000
+EDGES = [("keywords", "keywords"), ("links", "$id"), ("$id", "links")]
+SCOPE_EDGES = [("links", "$id")]
+RANGE = {"n": {"$gte": 200, "$lt": 800}}
+ANCHORS_PER_QUERY = 4
+START_K = 4
+ADJACENT_K = 10
+SCOPE_K = 10
+TIE_EPS = 1e-4
+
+
+# --- the corpus -------------------------------------------------------------------------------
+def doc_id(i: int) -> str:
+    """The id of document `i` (fixed width, so ids sort by index)."""
+    return f"d{i:07d}"
+
+
+def log_uniform(u: np.ndarray, top: int) -> np.ndarray:
+    """Ranks in 1..`top` from uniform draws `u`, P(rank r) = ln((r+1)/r) / ln(top+1): about
+    1/r, a power law with a few very common ranks and a long tail."""
+    ranks = np.floor(np.exp(u * math.log(top + 1))).astype(np.int64)
+    return np.clip(ranks, 1, top)
+
+
+def _links(i: int, draws: np.ndarray) -> list[str]:
+    """Ids of earlier documents (none for the first): floor(i * u^2), biased to the oldest."""
+    targets = dict.fromkeys(int(i * u * u) for u in draws)
+    return [doc_id(j) for j in targets if j < i]
+
+
+def _document(i: int, block: dict[str, np.ndarray], k: int) -> Document:
+    topic = int(block["topic"][k])
+    words = [f"t{topic}w{int(w)}" for w in block["words"][k]]
+    words += [f"g{int(c)}" for c in block["common"][k]]
+    keywords = dict.fromkeys(f"k{int(r)}" for r in block["kw"][k, : block["kw_n"][k]])
+    meta = {
+        "keywords": list(keywords),
+        "links": _links(i, block["link_u"][k, : block["link_n"][k]]),
+        "n": int(block["n"][k]),
+    }
+    return Document(id=doc_id(i), content=f"topic {topic}: " + " ".join(words), metadata=meta)
+
+
+def _draws(seed: int, b: int) -> dict[str, np.ndarray]:
+    """Every random draw of block `b`, the same whatever the corpus size."""
+    rng = np.random.default_rng([seed, b])
+    return {
+        "topic": log_uniform(rng.random(BLOCK), TOPICS),
+        "words": rng.integers(0, TOPIC_WORDS, (BLOCK, WORDS)),
+        "common": log_uniform(rng.random((BLOCK, COMMON)), COMMON_VOCAB),
+        "kw_n": rng.integers(1, KW_MAX + 1, BLOCK),
+        "kw": log_uniform(rng.random((BLOCK, KW_MAX)), KW_VOCAB),
+        "link_n": rng.integers(0, LINKS_MAX + 1, BLOCK),
+        "link_u": rng.random((BLOCK, LINKS_MAX)),
+        "n": rng.integers(0, N_RANGE, BLOCK),
+    }
+
+
+def corpus(seed: int, size: int) -> Iterator[Document]:
+    """The first `size` documents of the corpus of `seed`, in order (a generator; no
+    embeddings: the stores embed them)."""
+    for b in range(math.ceil(size / BLOCK)):
+        draws = _draws(seed, b)
+        for k in range(min(BLOCK, size - b * BLOCK)):
+            yield _document(b * BLOCK + k, draws, k)
+
+
+def query_texts(seed: int, count: int) -> list[str]:
+    """`count` query texts: four words of a topic drawn as the documents' topics are."""
+    rng = np.random.default_rng([seed, 10**9])
+    topics = log_uniform(rng.random(count), TOPICS)
+    words = rng.integers(0, TOPIC_WORDS, (count, 4))
+    return [
+        " ".join(f"t{int(t)}w{int(w)}" for w in ws) for t, ws in zip(topics, words, strict=True)
+    ]
+
+
+def anchors(query_index: int) -> list[str]:
+    """The scoped search's anchors for a query: four documents below `MIN_SIZE`, so present
+    in every size, with the same 2-hop link scope in every size."""
+    top = MIN_SIZE - 1 - ANCHORS_PER_QUERY * query_index
+    return [doc_id(top - a) for a in range(ANCHORS_PER_QUERY)]
+
+
+# --- cases ------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One traversal case: a strategy kind, its depth and parameters, traversals in flight."""
+
+    kind: str  # eager | mmr | beam
+    depth: int
+    concurrency: int = 1
+
+    @property
+    def name(self) -> str:
+        flight = f" x{self.concurrency}" if self.concurrency > 1 else ""
+        return f"{self.kind.capitalize()} d{self.depth}{flight}"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        base = {"start_k": START_K, "adjacent_k": ADJACENT_K, "max_depth": self.depth}
+        if self.kind == "eager":
+            return {**base, "select_k": 100}
+        if self.kind == "mmr":
+            return {**base, "select_k": 10, "lambda_mult": 0.5}
+        return {**base, "select_k": 10, "beam_width": 10}
+
+    def strategy(self) -> hoprag.Strategy:
+        cls = {"eager": hoprag.Eager, "mmr": hoprag.Mmr, "beam": hoprag.Beam}[self.kind]
+        return cls(**self.params)
+
+
+def make_cases(concurrency: Sequence[int]) -> list[Case]:
+    """Eager, Mmr and Beam at depths 1-3, for each number of traversals in flight."""
+    return [Case(k, d, c) for c in concurrency for k in ("eager", "mmr", "beam") for d in (1, 2, 3)]
+
+
+PER_NODE_ROWS = (KW_MAX + 1) * ADJACENT_K + LINKS_MAX
+"""Rows one expanded document can cost: each keyword edge and its reverse-link edge read at
+most `adjacent_k` rows, each of its id links one."""
+
+
+def expanded_bound(kind: str, params: dict[str, Any]) -> int:
+    """The most documents whose edges a traversal reads: Eager and Mmr expand admitted nodes
+    (at most select_k); Mmr also reads ahead the edges of its `prefetch` (2) likeliest next
+    picks per round, twice as many over a slow link; Beam expands at most beam_width per
+    hop."""
+    if kind == "eager":
+        return int(params["select_k"])
+    if kind == "mmr":
+        return int(params["select_k"]) * (1 + 2 * 2)
+    return int(params["beam_width"]) * int(params["max_depth"])
+
+
+def row_bound(kind: str, params: dict[str, Any]) -> int:
+    """Rows (speculative ones included) one traversal may read, whatever the corpus size."""
+    return int(params["start_k"]) + expanded_bound(kind, params) * PER_NODE_ROWS
+
+
+def round_bound(kind: str, params: dict[str, Any]) -> int:
+    """Sequential rounds one traversal may take: the start, then one per hop for Beam; Eager
+    and Mmr may take one per expanded node (Mmr picks one node at a time; Eager expands a
+    document found late at a smaller depth in a round of its own), at most select_k."""
+    if kind == "beam":
+        return int(params["max_depth"]) + 1
+    if kind == "eager" and int(params["max_depth"]) == 1:
+        return 2
+    return int(params["select_k"]) + 1
+
+
+# --- memory of the client ---------------------------------------------------------------------
+def rss_mb() -> dict[str, float]:
+    """This process's resident memory now and at its peak, in MiB (/proc, else getrusage)."""
+    out = {"rss_mb": math.nan, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    try:
+        with open("/proc/self/status", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    key = "rss_mb" if line.startswith("VmRSS") else "peak_mb"
+                    out[key] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return out
+
+
+# --- loading ----------------------------------------------------------------------------------
+class LoadMeter:
+    """Times a load by tenths: when the documents written pass each tenth of `size`."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.t0 = time.perf_counter()
+        self.marks: list[tuple[int, float]] = []
+        self.skipped = 0
+
+    def started(self, skipped: int) -> None:
+        """The load begins (after `skipped` documents written by an earlier run)."""
+        self.skipped = skipped
+        self.t0 = time.perf_counter()
+        self.marks = [(skipped, self.t0)]
+
+    def progress(self, done: int) -> None:
+        """`done` documents are written in all."""
+        tenth = self.size / 10
+        last = self.marks[-1][0] if self.marks else 0
+        if math.floor(done / tenth) > math.floor(last / tenth) or done == self.size:
+            if done != last:
+                self.marks.append((done, time.perf_counter()))
+                pct = 100 * done / self.size
+                print(f"    {done:>9,} ({pct:3.0f}%) {self.rate(-1):7.0f} docs/s", flush=True)
+
+    def rate(self, k: int) -> float:
+        (d0, t0), (d1, t1) = self.marks[k - 1], self.marks[k]
+        return (d1 - d0) / (t1 - t0) if t1 > t0 else math.nan
+
+    def parts(self) -> list[dict[str, float]]:
+        """Documents per second of each part between marks (tenths of the load)."""
+        return [
+            {"upto": self.marks[k][0], "docs": self.marks[k][0] - self.marks[k - 1][0],
+             "seconds": self.marks[k][1] - self.marks[k - 1][1], "docs_per_s": self.rate(k)}
+            for k in range(1, len(self.marks))
+        ]  # fmt: skip
+
+
+def table_name(size: int, dim: int) -> str:
+    """The size's table."""
+    return f"n{size}_d{dim}"
+
+
+async def load_size(
+    session: Any, size: int, args: argparse.Namespace
+) -> tuple[Any, dict[str, Any]]:
+    """The size's table, loaded (or resumed, or reused) by the library's loader."""
+    from hoprag.stores.cassandra import bulk
+    from hoprag.stores.cassandra.schema import sstable_count
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    table = table_name(size, args.dim)
+    store = CassandraStore(
+        HashEmbedding(args.dim), keyspace=KEYSPACE, table=table, session=session,
+        dimension=args.dim, fields={"n": "number"},
+    )  # fmt: skip
+    await store.asetup()
+    source = json.dumps({"generator": GENERATOR, "seed": args.seed, "size": size}, sort_keys=True)
+    meter = LoadMeter(size)
+    print(f"  load {KEYSPACE}.{table} ({size:,} documents, HashEmbedding({args.dim}))", flush=True)
+    t0 = time.perf_counter()
+    result = await bulk.aload(
+        store, corpus(args.seed, size), source=source, embedding_name=f"hash:{args.dim}",
+        started=meter.started, progress=meter.progress,
+    )  # fmt: skip
+    secs = time.perf_counter() - t0
+    added = result.added
+    info = {
+        "table": f"{KEYSPACE}.{table}", "docs": size, "written": result.written,
+        "complete": result.written == size, "already_complete": result.already_complete,
+        "resumed_from": result.skipped, "added": added, "seconds": secs,
+        "docs_per_s": added / secs if added else None, "parts": meter.parts(),
+        "sstables": sstable_count(session, KEYSPACE, table),
+    }  # fmt: skip
+    how = "reused" if result.already_complete else f"{added:,} written in {secs:.0f} s"
+    print(f"  {KEYSPACE}.{table}: {how}; {info['sstables']} SSTables", flush=True)
+    return store, info
+
+
+def node_tasks(session: Any) -> list[str]:
+    """The node's running SSTable tasks (compactions, index builds) on any table, as text
+    (`system_views.sstable_tasks`)."""
+    rows = session.execute(
+        "SELECT keyspace_name, table_name, kind, completion_ratio FROM system_views.sstable_tasks"
+    )
+    return [
+        f"{r.kind} of {r.keyspace_name}.{r.table_name} at {100 * r.completion_ratio:.0f}%"
+        for r in rows
+    ]
+
+
+async def wait_quiet(session: Any, limit: float) -> dict[str, Any]:
+    """Wait (up to `limit` seconds) until the node runs no compaction: a freshly loaded table
+    is compacted for minutes (its vector graph rebuilt), and reads measured meanwhile measure
+    the compaction. What was waited, and whether it ended, is returned."""
+    t0 = time.monotonic()
+    shown = 0.0
+    while tasks := await asyncio.to_thread(node_tasks, session):
+        waited = time.monotonic() - t0
+        if waited >= limit:
+            print(f"  still {', '.join(tasks)} after {waited:.0f} s: measuring anyway", flush=True)
+            return {"waited_s": waited, "quiet": False, "tasks": tasks}
+        if waited - shown >= 60 or not shown:
+            print(f"  waiting for the node's {', '.join(tasks)}", flush=True)
+            shown = waited or 1e-9
+        await asyncio.sleep(5)
+    return {"waited_s": time.monotonic() - t0, "quiet": True, "tasks": []}
+
+
+def memory_store(size: int, args: argparse.Namespace) -> tuple[Store, float]:
+    """A MemoryStore with the same documents, and the seconds it took to fill."""
+    from hoprag.stores import MemoryStore
+
+    t0 = time.perf_counter()
+    store = MemoryStore(embedding=HashEmbedding(args.dim))
+    docs: list[Document] = []
+    for doc in corpus(args.seed, size):
+        docs.append(doc)
+        if len(docs) == 10_000:
+            store.add(docs)
+            docs = []
+    store.add(docs)
+    return store, time.perf_counter() - t0
+
+
+# --- measuring --------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Sample:
+    """One traversal or search: wall seconds, ids, queries, rows, rounds (and scope size)."""
+
+    seconds: float
+    ids: list[str]
+    queries: int
+    rows: int
+    rounds: int
+    scope: int | None = None
+    scores: list[float] = dataclasses.field(default_factory=list)
+
+
+async def traverse_once(store: Store, case: Case, vector: list[float]) -> Sample:
+    """One traversal of `case` from `vector`."""
+    t0 = time.perf_counter()
+    res = await hoprag.atraverse(None, store=store, edges=EDGES, strategy=case.strategy(),
+                                 query_embedding=vector)  # fmt: skip
+    secs = time.perf_counter() - t0
+    st = res.stats
+    rows = st.total_rows + sum(h.notes.get("speculative_rows", 0) for h in st.hops)
+    return Sample(secs, [n.id for n in res], st.total_queries, rows, st.rounds)
+
+
+async def scoped_once(
+    store: Store, vector: list[float], query_index: int, plan: str = "auto"
+) -> Sample:
+    """One 2-hop scoped search with the range filter."""
+    scope = Scope(ids=anchors(query_index), edges=SCOPE_EDGES, max_depth=2)
+    t0 = time.perf_counter()
+    res = await hoprag.asearch(None, store=store, k=SCOPE_K, scope=scope, filter=RANGE,
+                               query_embedding=vector, plan=plan)  # fmt: skip
+    secs = time.perf_counter() - t0
+    st = res.stats
+    return Sample(secs, [n.id for n in res], st.total_queries, st.total_rows, st.rounds,
+                  st.scope_size, [n.similarity_score for n in res])  # fmt: skip
+
+
+Runner = Callable[[int], Awaitable[Sample]]
+
+
+async def batch(run: Runner, count: int, concurrency: int) -> list[Sample]:
+    """`run(i)` for i in 0..count-1, `concurrency` at a time."""
+    out: list[Sample] = []
+    for lo in range(0, count, concurrency):
+        out.extend(await asyncio.gather(*(run(i) for i in range(lo, min(lo + concurrency, count)))))
+    return out
+
+
+def summarize(samples: list[Sample]) -> dict[str, Any]:
+    """Percentiles of the wall times (ms) and the per-traversal figures."""
+    secs = [s.seconds for s in samples]
+    return {
+        "n": len(samples),
+        "p50_ms": percentile(secs, 50) * 1e3,
+        "p95_ms": percentile(secs, 95) * 1e3,
+        "p99_ms": percentile(secs, 99) * 1e3,
+        "queries": float(np.mean([s.queries for s in samples])),
+        "rows": float(np.mean([s.rows for s in samples])),
+        "rounds": float(np.mean([s.rounds for s in samples])),
+        "queries_max": max(s.queries for s in samples),
+        "rows_max": max(s.rows for s in samples),
+        "rounds_max": max(s.rounds for s in samples),
+    }
+
+
+class Cpu:
+    """CPU seconds of this process (every thread) and of the local Cassandra JVMs that
+    `scripts/cassandra` started (from /proc/PID/stat; None for a node it did not start)."""
+
+    def __init__(self, pids: Sequence[int]) -> None:
+        self.pids = list(pids)
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.client = 0.0
+        self.node: float | None = 0.0 if self.pids else None
+
+    def node_seconds(self) -> float | None:
+        total = 0
+        try:
+            for pid in self.pids:
+                with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime + stime, in ticks
+        except (OSError, IndexError, ValueError):
+            return None
+        return total / self.tick if self.pids else None
+
+    async def around(self, work: Awaitable[list[Sample]]) -> list[Sample]:
+        """`work`'s samples, its CPU added to the totals."""
+        c0, n0 = time.process_time(), self.node_seconds()
+        got = await work
+        self.client += time.process_time() - c0
+        n1 = self.node_seconds()
+        if self.node is not None and n0 is not None and n1 is not None:
+            self.node += n1 - n0
+        else:
+            self.node = None
+        return got
+
+
+def local_node_pids(session: Any) -> list[int]:
+    """The JVM pids of the nodes `scripts/cassandra` started here, when the session talks to
+    those nodes only (else none: node CPU is then not measured)."""
+    import subprocess
+
+    tool = Path(__file__).resolve().parent / "cassandra"
+    done = subprocess.run([sys.executable, str(tool), "pids"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    pairs = [ln.split() for ln in done.stdout.splitlines()] if done.returncode == 0 else []
+    local = {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
+    return list(local.values()) if hosts and hosts <= set(local) else []
+
+
+async def measure(
+    run: Runner, queries: int, concurrency: int, reps: int, deadline: float, pids: Sequence[int]
+) -> tuple[dict[str, Any], list[Sample]]:
+    """A warm-up pass, then up to `reps` measured passes (at least one) until `deadline`;
+    the summary (with client and node CPU per traversal) and the first measured pass (query
+    i at index i)."""
+    count = max(queries, concurrency) if concurrency > 1 else queries
+    await batch(run, count, concurrency)
+    cpu = Cpu(pids)
+    samples: list[Sample] = []
+    first: list[Sample] = []
+    for _ in range(reps):
+        got = await cpu.around(batch(run, count, concurrency))
+        first = first or got
+        samples.extend(got)
+        if time.monotonic() > deadline:
+            break
+    summary = summarize(samples)
+    summary["client_cpu_ms"] = cpu.client / len(samples) * 1e3
+    summary["node_cpu_ms"] = None if cpu.node is None else cpu.node / len(samples) * 1e3
+    return summary, first
+
+
+def _deadline_share(end: float, left: int) -> float:
+    now = time.monotonic()
+    return now + max(0.0, end - now) / max(left, 1)
+
+
+async def measure_store(
+    label: str, store: Store, cases: list[Case], vectors: list[list[float]], args: Any
+) -> dict[str, Any]:
+    """Every case and the scoped search on one store, within the size's time budget (node
+    CPU only for the Cassandra store)."""
+    pids = args.node_pids if label == "cassandra" else []
+    gc.collect()
+    gc.freeze()
+    before = rss_mb()
+    end = time.monotonic() + args.max_seconds
+    nq = len(vectors)
+    results: dict[str, Any] = {}
+    firsts: dict[str, list[list[str]]] = {}
+    t0 = time.perf_counter()
+    for i, case in enumerate(cases):
+
+        async def run(q: int, case: Case = case) -> Sample:
+            return await traverse_once(store, case, vectors[q % nq])
+
+        deadline = _deadline_share(end, len(cases) + 1 - i)
+        summary, first = await measure(run, nq, case.concurrency, args.reps, deadline, pids)
+        summary.update(case=case.name, kind=case.kind, depth=case.depth,
+                       concurrency=case.concurrency, params=case.params)  # fmt: skip
+        results[case.name] = summary
+        firsts[case.name] = [s.ids for s in first[:nq]]
+        print(f"    {label} {case.name}: p50 {summary['p50_ms']:.1f} ms, "
+              f"{summary['rows']:.0f} rows, {summary['rounds']:.1f} rounds",
+              flush=True)  # fmt: skip
+
+    async def scoped(q: int) -> Sample:
+        return await scoped_once(store, vectors[q % nq], q % nq)
+
+    summary, first = await measure(scoped, nq, 1, args.reps, _deadline_share(end, 1), pids)
+    summary.update(case="Scoped 2-hop", kind="scope", depth=2, concurrency=1,
+                   scope_size=max(s.scope or 0 for s in first))  # fmt: skip
+    results["Scoped 2-hop"] = summary
+    print(f"    {label} Scoped 2-hop: p50 {summary['p50_ms']:.1f} ms, scope "
+          f"{summary['scope_size']}", flush=True)  # fmt: skip
+    after = rss_mb()
+    gc.unfreeze()
+    return {
+        "cases": results, "first_ids": firsts, "seconds": time.perf_counter() - t0,
+        "rss_mb_before": before["rss_mb"], "rss_mb_after": after["rss_mb"],
+        "peak_rss_mb": after["peak_mb"],
+    }  # fmt: skip
+
+
+PROBES: dict[str, Callable[[Any], Awaitable[Sequence[Any]]]] = {
+    "vector search k=4": lambda q: q.asearch(k=4),
+    "keywords=k1 (most common)": lambda q: q.aadjacent(MetadataEdge("keywords", "k1"), k=10),
+    "keywords=k100": lambda q: q.aadjacent(MetadataEdge("keywords", "k100"), k=10),
+    "keywords=k5000 (tail)": lambda q: q.aadjacent(MetadataEdge("keywords", "k5000"), k=10),
+    "links=d0000000 (most cited)": lambda q: q.aadjacent(MetadataEdge("links", doc_id(0)), k=10),
+    "links=d0000999": lambda q: q.aadjacent(MetadataEdge("links", doc_id(999)), k=10),
+    "get 4 ids": lambda q: q.aget([doc_id(1), doc_id(500), doc_id(900), doc_id(999)]),
+}
+"""Single reads of the kinds a traversal sends, the edges with adjacent_k 10: where a hop's
+time goes as the corpus grows (a keyword's documents grow with the corpus)."""
+
+
+async def single_reads(store: Store, vectors: list[list[float]], reps: int) -> dict[str, Any]:
+    """Median ms and rows of each `PROBES` read, one at a time, over the queries x `reps`."""
+    out = {}
+    for name, read in PROBES.items():
+        times, rows = [], 0
+        for _ in range(reps):
+            for v in vectors:
+                query = await store.aprepare(v, None)
+                t0 = time.perf_counter()
+                rows = len(await read(query))
+                times.append(time.perf_counter() - t0)
+        out[name] = {"p50_ms": percentile(times, 50) * 1e3, "rows": rows, "n": len(times)}
+    return out
+
+
+# --- checks -----------------------------------------------------------------------------------
+def bound_failures(where: str, cases: dict[str, Any]) -> list[str]:
+    """Cases whose rows or rounds per traversal passed the strategy's bound."""
+    out = []
+    for name, c in cases.items():
+        if c["kind"] == "scope":
+            if c["rounds_max"] > c["depth"] + 1:
+                out.append(f"{where} {name}: {c['rounds_max']} rounds > {c['depth'] + 1}")
+            continue
+        rows, rounds = row_bound(c["kind"], c["params"]), round_bound(c["kind"], c["params"])
+        if c["rows_max"] > rows:
+            out.append(f"{where} {name}: {c['rows_max']} rows > bound {rows}")
+        if c["rounds_max"] > rounds:
+            out.append(f"{where} {name}: {c['rounds_max']} rounds > bound {rounds}")
+    return out
+
+
+def same_ranking(a: Sample, b: Sample) -> bool:
+    """The same ids in order, or differing only among scores tied within `TIE_EPS`."""
+    if a.ids == b.ids:
+        return True
+    sa, sb = a.scores, b.scores
+    if len(a.ids) != len(b.ids) or len(sa) != len(sb):
+        return False
+    if any(abs(x - y) > TIE_EPS for x, y in zip(sa, sb, strict=True)):
+        return False
+    cut = min(sa, default=0.0) + TIE_EPS
+    return {i for i, s in zip(a.ids, sa, strict=True) if s > cut} == {
+        i for i, s in zip(b.ids, sb, strict=True) if s > cut
+    }
+
+
+async def links_from_anchors(store: Store, vector: list[float], query_index: int) -> list[str]:
+    """Eager from the query's anchors along id links only, 2 hops: no ANN, so exact."""
+    res = await hoprag.atraverse(
+        None, store=store, edges=SCOPE_EDGES, query_embedding=vector,
+        strategy=hoprag.Eager(select_k=1000, start_k=0, adjacent_k=ADJACENT_K, max_depth=2),
+        initial_root_ids=anchors(query_index),
+    )  # fmt: skip
+    return sorted(n.id for n in res)
+
+
+async def exact_checks(
+    cass: Store, mem: Store, vectors: list[list[float]]
+) -> tuple[dict[str, Any], list[str]]:
+    """MemoryStore and Cassandra give the same exact answers (see the module docstring)."""
+    failures: list[str] = []
+    scoped_same = links_same = 0
+    for q, v in enumerate(vectors):
+        a, b = await scoped_once(cass, v, q, "exact"), await scoped_once(mem, v, q, "exact")
+        if a.scope == b.scope and same_ranking(a, b):
+            scoped_same += 1
+        else:
+            failures.append(f"scoped exact, query {q}: cassandra {a.ids} (scope {a.scope}), "
+                            f"memory {b.ids} (scope {b.scope})")  # fmt: skip
+        la, lb = await links_from_anchors(cass, v, q), await links_from_anchors(mem, v, q)
+        if la == lb:
+            links_same += 1
+        else:
+            failures.append(f"links from anchors, query {q}: {la} vs {lb}")
+    n = len(vectors)
+    return {"scoped_exact_same": f"{scoped_same}/{n}", "links_same": f"{links_same}/{n}"}, failures
+
+
+def ann_agreement(cass: dict[str, Any], mem: dict[str, Any]) -> dict[str, str]:
+    """Per case, the queries whose first-pass ids (as sets) are the same on both stores."""
+    out = {}
+    for name, a in cass["first_ids"].items():
+        b = mem["first_ids"].get(name)
+        if b is not None:
+            same = sum(sorted(x) == sorted(y) for x, y in zip(a, b, strict=False))
+            out[name] = f"{same}/{min(len(a), len(b))}"
+    return out
+
+
+# --- report -----------------------------------------------------------------------------------
+def _k(size: int) -> str:
+    return f"{size // 1_000_000}M" if size % 1_000_000 == 0 else f"{size // 1000}k"
+
+
+def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
+    """Header and one row per case: per size, p50/p95/p99 ms and queries/rows/rounds."""
+    present = [s for s in sizes if s.get(store)]
+    if not present:
+        return []
+    header = ["case"]
+    for s in present:
+        k = _k(s["size"])
+        header += [f"{k} p50/p95/p99 ms", f"{k} q/rows/rounds", f"{k} CPU ms client+node"]
+    rows = [header]
+    for name in present[0][store]["cases"]:
+        row = [name]
+        for s in present:
+            c = s[store]["cases"][name]
+            row.append(f"{c['p50_ms']:.1f}/{c['p95_ms']:.1f}/{c['p99_ms']:.1f}")
+            row.append(f"{c['queries']:.0f}/{c['rows']:.0f}/{c['rounds']:.1f}")
+            node = "-" if c["node_cpu_ms"] is None else f"{c['node_cpu_ms']:.1f}"
+            row.append(f"{c['client_cpu_ms']:.1f}+{node}")
+        rows.append(row)
+    return rows
+
+
+def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
+    """Header and one row per size: the load, its first and last tenth, SSTables, RSS."""
+    rows = [["size", "load", "docs/s", "first/last 10% docs/s",
+             "SSTables measured (compaction wait)", "RSS MiB before/after (cassandra)",
+             "memory: fill s, RSS after"]]  # fmt: skip
+    for s in sizes:
+        ld = s["load"]
+        parts = ld["parts"]
+        ends = f"{parts[0]['docs_per_s']:.0f}/{parts[-1]['docs_per_s']:.0f}" if parts else "-"
+        how = "reused" if ld["already_complete"] else f"{ld['seconds']:.0f} s"
+        if ld["resumed_from"] and not ld["already_complete"]:
+            how += f" (resumed at {ld['resumed_from']:,})"
+        rate = f"{ld['docs_per_s']:.0f}" if ld["docs_per_s"] else "-"
+        cass = s.get("cassandra") or {}
+        rss = f"{cass.get('rss_mb_before', math.nan):.0f}/{cass.get('rss_mb_after', math.nan):.0f}"
+        mem = s.get("memory")
+        mem_txt = f"{s['memory_fill_s']:.0f}, {mem['rss_mb_after']:.0f}" if mem else "-"
+        sst = str(s.get("sstables_measured", ld["sstables"]))
+        quiet = s.get("quiet")
+        if quiet:
+            sst += f" (waited {quiet['waited_s']:.0f} s" + (")" if quiet["quiet"] else ", busy)")
+        rows.append([_k(s["size"]), how, rate, ends, sst, rss, mem_txt])
+    return rows
+
+
+def probe_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
+    """Header and one row per single read: per size, its p50 ms and rows."""
+    present = [s for s in sizes if s.get("single_reads")]
+    if not present:
+        return []
+    rows = [["read", *(f"{_k(s['size'])} p50 ms (rows)" for s in present)]]
+    for name in PROBES:
+        cells = [present[i]["single_reads"][name] for i in range(len(present))]
+        rows.append([name, *(f"{c['p50_ms']:.1f} ({c['rows']})" for c in cells)])
+    return rows
+
+
+def markdown(rows: list[list[str]]) -> str:
+    """A Markdown table of `rows` (the first is the header)."""
+    if not rows:
+        return ""
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    return "\n".join(lines)
+
+
+# --- main -------------------------------------------------------------------------------------
+async def measure_size(
+    session: Any, size: int, args: argparse.Namespace, vectors: list[list[float]]
+) -> tuple[dict[str, Any], list[str]]:
+    """Load one size, then measure it on Cassandra (once the node has stopped compacting
+    it) and, when small enough, on MemoryStore."""
+    from hoprag.stores.cassandra.schema import sstable_count
+
+    store, load = await load_size(session, size, args)
+    out: dict[str, Any] = {"size": size, "load": load, "cassandra": None, "memory": None}
+    failures = [] if load["complete"] else [f"{_k(size)}: load incomplete ({load['written']})"]
+    if args.load_only:
+        return out, failures
+    out["quiet"] = await wait_quiet(session, args.wait_compaction)
+    out["sstables_measured"] = sstable_count(session, KEYSPACE, table_name(size, args.dim))
+    cases = make_cases(args.concurrency)
+    out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args)
+    failures += bound_failures(f"{_k(size)} cassandra", out["cassandra"]["cases"])
+    out["single_reads"] = await single_reads(store, vectors, args.reps)
+    if size <= args.memory_max:
+        mem, out["memory_fill_s"] = await asyncio.to_thread(memory_store, size, args)
+        out["memory"] = await measure_store("memory", mem, cases, vectors, args)
+        failures += bound_failures(f"{_k(size)} memory", out["memory"]["cases"])
+        out["exact"], bad = await exact_checks(store, mem, vectors)
+        failures += [f"{_k(size)} {b}" for b in bad]
+        out["ann_agreement"] = ann_agreement(out["cassandra"], out["memory"])
+        del mem
+        gc.collect()
+    return out, failures
+
+
+async def amain(args: argparse.Namespace) -> dict[str, Any]:
+    """Every size in turn; the JSON document."""
+    from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
+    from hoprag.stores.cassandra.session import connect
+
+    session = await asyncio.to_thread(connect, args.contact_points)
+    args.node_pids = await asyncio.to_thread(local_node_pids, session)
+    for stmt in keyspace_statements(KEYSPACE, replication_map()):
+        session.execute(stmt, timeout=120)
+    texts = query_texts(args.seed, args.queries)
+    emb = HashEmbedding(args.dim)
+    vectors = [emb(t) for t in texts]
+    out: dict[str, Any] = {
+        "machine": machine_info(session), "load_average_start": load_average(),
+        "mode": "quick" if args.quick else "full",
+        "args": {k: v for k, v in vars(args).items() if k not in ("json", "markdown")},
+        "node_cpu_measured": bool(args.node_pids),
+        "corpus": {"generator": GENERATOR, "seed": args.seed, "dim": args.dim,
+                   "keywords_max": KW_MAX, "links_max": LINKS_MAX, "keyword_vocabulary": KW_VOCAB,
+                   "edges": EDGES, "range_filter": RANGE, "scope_edges": SCOPE_EDGES},
+        "queries": texts, "per_node_rows": PER_NODE_ROWS, "sizes": [], "failures": [],
+    }  # fmt: skip
+    print(f"machine: {out['machine']}\nload average: {out['load_average_start']}", flush=True)
+    for size in args.sizes:
+        result, failures = await measure_size(session, size, args, vectors)
+        out["sizes"].append(result)
+        out["failures"] += failures
+    out["ok"] = not out["failures"]
+    out["load_average_end"] = load_average()
+    session.cluster.shutdown()
+    return out
+
+
+def report(out: dict[str, Any]) -> str:
+    """The text tables (loads, then each store's cases side by side) and the markdown."""
+    parts = ["loads:\n" + text_table(load_rows(out["sizes"]))]
+    md = ["Loads:\n\n" + markdown(load_rows(out["sizes"]))]
+    for store in ("cassandra", "memory"):
+        rows = case_rows(out["sizes"], store)
+        if rows:
+            parts.append(f"{store}:\n" + text_table(rows))
+            md.append(f"{store}:\n\n" + markdown(rows))
+    rows = probe_rows(out["sizes"])
+    if rows:
+        parts.append("single reads on Cassandra (p50 ms, rows):\n" + text_table(rows))
+        md.append("Single reads on Cassandra (p50 ms, rows):\n\n" + markdown(rows))
+    for s in out["sizes"]:
+        if s.get("exact"):
+            parts.append(f"{_k(s['size'])} exact answers, memory vs cassandra: {s['exact']}; "
+                         f"ANN-based traversals, same ids: {s['ann_agreement']}")  # fmt: skip
+    out["markdown"] = "\n\n".join(md)
+    return "\n\n".join(parts)
+
+
+def _int_list(flag: str, text: str, lo: int, hi: int, ap: argparse.ArgumentParser) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        ap.error(f"{flag} must be a comma-separated list of integers, got {text!r}")
+    if not values or any(not lo <= v <= hi for v in values):
+        ap.error(f"{flag} must list integers in {lo}..{hi}, got {text!r}")
+    return values
+
+
+def _loopback(ap: argparse.ArgumentParser, text: str) -> str:
+    """`text` when every contact point is on loopback (else exit 2 naming the flag)."""
+    from hoprag.stores.cassandra.session import parse_contact_points
+
+    try:
+        points = parse_contact_points(text)
+    except Exception as exc:
+        ap.error(f"--contact-points: {exc}")
+    for host, _port in points:
+        try:
+            ok = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            ok = False
+        if not ok:
+            ap.error(f"--contact-points must be loopback addresses (127.x, ::1), got {host!r}")
+    return text
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--sizes", help="comma-separated corpus sizes (default 10000,100000)")
+    ap.add_argument("--quick", action="store_true", help="10k only, 6 queries, 1 pass (a test)")
+    ap.add_argument("--json", help="write the results as JSON here")
+    ap.add_argument("--markdown", help="write the tables as Markdown here")
+    ap.add_argument("--contact-points", default=os.environ.get("HOPRAG_CASSANDRA") or "127.0.0.1")
+    ap.add_argument("--memory-max", type=int, default=None, help="largest MemoryStore size")
+    ap.add_argument("--concurrency", default="1", help="traversals in flight, e.g. 1,16")
+    ap.add_argument("--queries", type=int, default=None, help="query texts (default 20)")
+    ap.add_argument("--reps", type=int, default=None, help="measured passes (default 3)")
+    ap.add_argument("--max-seconds", type=float, default=None, help="measuring time per size")
+    ap.add_argument("--dim", type=int, default=384, help="HashEmbedding dimension")
+    ap.add_argument("--seed", type=int, default=30, help="the corpus's seed")
+    ap.add_argument("--load-only", action="store_true", help="load the sizes, measure nothing")
+    ap.add_argument("--wait-compaction", type=float, default=None,
+                    help="most seconds to wait for the node to stop compacting a size's table "
+                    "before measuring it (default 1800, quick 120)")  # fmt: skip
+    return ap
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The checked arguments; a bad value exits 2 naming its flag."""
+    ap = parser()
+    args = ap.parse_args(argv)
+    if args.quick and args.sizes is not None:
+        ap.error("--sizes cannot be combined with --quick (which measures 10000 only)")
+    sizes = "10000" if args.quick else args.sizes or "10000,100000"
+    args.sizes = _int_list("--sizes", sizes, MIN_SIZE, MAX_SIZE, ap)
+    args.concurrency = _int_list("--concurrency", args.concurrency, 1, 64, ap)
+    defaults = (6, 1, 10_000, 120.0, 120.0) if args.quick else (20, 3, 100_000, 600.0, 1800.0)
+    names = ("queries", "reps", "memory_max", "max_seconds", "wait_compaction")
+    for name, default in zip(names, defaults, strict=True):
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    checks = [
+        ("--queries", args.queries, 1, (MIN_SIZE // ANCHORS_PER_QUERY) - 1),
+        ("--reps", args.reps, 1, 1000), ("--memory-max", args.memory_max, 0, MAX_SIZE),
+        ("--max-seconds", args.max_seconds, 1, 86_400), ("--dim", args.dim, 2, 4096),
+        ("--seed", args.seed, 0, 2**32 - 1), ("--wait-compaction", args.wait_compaction, 0, 86_400),
+    ]  # fmt: skip
+    for flag, value, lo, hi in checks:
+        if not lo <= value <= hi:
+            ap.error(f"{flag} must be in {lo}..{hi}, got {value}")
+    args.contact_points = _loopback(ap, args.contact_points)
+    args.node_pids = []  # found once connected (`local_node_pids`)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    out = asyncio.run(amain(args))
+    print()
+    print(report(out))
+    for f in out["failures"]:
+        print(f"FAIL {f}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+        print(f"  json: {args.json}")
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(out["markdown"] + "\n")
+        print(f"  markdown: {args.markdown}")
+    return 0 if out["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""`scripts/bench_scale.py --quick --json OUT`, run as a user runs it, on the test node: the 10k
+corpus is loaded completely into keyspace `hoprag_scale`, every case runs on Cassandra and on
+MemoryStore, rows and rounds per traversal stay within what the strategy allows (bounds made
+from its parameters and the generator's degrees alone, never from the corpus size), the two
+stores give the same exact answers, and a second run reuses the load. Structure only, never
+time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "bench_scale.py"
+TRAVERSALS = {f"{k} d{d}" for k in ("Eager", "Mmr", "Beam") for d in (1, 2, 3)}
+
+
+def _run(args: list[str], contact_points: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--contact-points", contact_points],
+        cwd=ROOT, env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, check=False, timeout=880,
+    )  # fmt: skip
+
+
+def _bounds(case: dict[str, Any], per_node_rows: int) -> tuple[int, int]:
+    """(rows, rounds) one traversal of `case` may take: its start hits, plus every document
+    whose edges it may read (Eager: the select_k it admits; Mmr: those, each with up to 4
+    read-ahead guesses; Beam: beam_width per hop) times the rows one document's edges hold
+    (per_node_rows: adjacent_k per keyword and per reverse-link edge, one per id link)."""
+    p, kind, depth = case["params"], case["kind"], case["depth"]
+    expanded = {"eager": p["select_k"], "mmr": p["select_k"] * 5}.get(
+        kind, p.get("beam_width", 0) * depth
+    )
+    rounds = depth + 1 if kind == "beam" or (kind == "eager" and depth == 1) else p["select_k"] + 1
+    return p["start_k"] + expanded * per_node_rows, rounds
+
+
+@pytest.mark.timeout(1800)
+def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
+    tmp_path: Path, cassandra_contact_points: str
+) -> None:
+    out = tmp_path / "scale.json"
+    done = _run(["--quick", "--json", str(out)], cassandra_contact_points)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "FAIL" not in done.stdout
+    assert "q/rows/rounds" in done.stdout  # the side-by-side table was printed
+
+    data = json.loads(out.read_text())
+    assert data["mode"] == "quick" and data["ok"] is True and data["failures"] == []
+    assert data["machine"]["cassandra"].startswith("5.0")
+    corpus = data["corpus"]
+    per_node = (corpus["keywords_max"] + 1) * 10 + corpus["links_max"]
+    assert data["per_node_rows"] == per_node
+    [size] = data["sizes"]
+    assert size["size"] == 10_000
+    load = size["load"]
+    assert load["complete"] is True and load["written"] == 10_000
+    for store in ("cassandra", "memory"):
+        cases = size[store]["cases"]
+        assert set(cases) == TRAVERSALS | {"Scoped 2-hop"}, store
+        for name, c in cases.items():
+            where = (store, name)
+            assert c["n"] >= len(data["queries"]), where
+            assert c["p99_ms"] >= c["p95_ms"] >= c["p50_ms"] > 0, where
+            assert c["queries_max"] >= 1 and c["rows_max"] >= 1, where
+            if c["kind"] == "scope":
+                # 4 anchors, each with at most 4 links per document over 2 hops.
+                assert c["rounds_max"] <= 3 and 0 < c["scope_size"] <= 4 * (1 + 4 + 16), where
+                continue
+            rows, rounds = _bounds(c, per_node)
+            assert c["rows_max"] <= rows, (where, c["rows_max"], rows)
+            assert c["rounds_max"] <= rounds, (where, c["rounds_max"], rounds)
+        assert size[store]["rss_mb_after"] > 0, store
+    # What is exact agrees: the scoped search ranked exactly, the id-link traversal.
+    n = len(data["queries"])
+    assert size["exact"] == {"scoped_exact_same": f"{n}/{n}", "links_same": f"{n}/{n}"}
+    assert set(size["ann_agreement"]) == TRAVERSALS
+
+    again = tmp_path / "again.json"
+    done = _run(["--quick", "--load-only", "--json", str(again)], cassandra_contact_points)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    reload = json.loads(again.read_text())["sizes"][0]["load"]
+    assert reload["already_complete"] is True and reload["added"] == 0
+    assert reload["written"] == 10_000

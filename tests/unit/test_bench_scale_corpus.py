@@ -1,0 +1,126 @@
+"""Pure parts of scripts/bench_scale.py: its corpus generator is deterministic for a seed and a
+size and prefix-stable (document i is the same in every size), its keyword degrees follow a
+power law (a few very common keywords, a long tail), its links point only to earlier
+documents (so they exist in every size), its bounds on rows and rounds do not depend on the
+corpus size, and bad flag values exit 2 naming the flag."""
+
+from __future__ import annotations
+
+import collections
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import bench_scale
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    return bench_scale
+
+
+def _plain(docs: list) -> list[tuple]:
+    return [(d.id, d.content, d.metadata) for d in docs]
+
+
+def test_the_same_seed_and_size_give_the_same_documents_and_another_seed_others(
+    bench: ModuleType,
+) -> None:
+    a = _plain(list(bench.corpus(7, 2500)))
+    assert a == _plain(list(bench.corpus(7, 2500)))
+    assert len(a) == 2500 and len({d[0] for d in a}) == 2500
+    other = _plain(list(bench.corpus(8, 2500)))
+    assert sum(x != y for x, y in zip(a, other, strict=True)) > 2000
+
+
+def test_a_smaller_size_is_a_prefix_of_a_larger_one_across_block_boundaries(
+    bench: ModuleType,
+) -> None:
+    big = _plain(list(bench.corpus(30, 4200)))
+    for size in (1, 999, 1000, 1001, 2500):
+        assert _plain(list(bench.corpus(30, size))) == big[:size], size
+
+
+def test_links_point_to_earlier_documents_and_anchors_lie_below_the_smallest_size(
+    bench: ModuleType,
+) -> None:
+    docs = list(bench.corpus(30, 5000))
+    for i, d in enumerate(docs):
+        assert d.id == bench.doc_id(i)
+        assert all(link < d.id for link in d.metadata["links"]), d
+        assert len(d.metadata["links"]) <= bench.LINKS_MAX
+        assert 1 <= len(d.metadata["keywords"]) <= bench.KW_MAX
+        assert 0 <= d.metadata["n"] < bench.N_RANGE
+    for q in range(bench.parse_args([]).queries):
+        assert all(a < bench.doc_id(bench.MIN_SIZE) for a in bench.anchors(q)), q
+
+
+def test_keyword_degrees_follow_a_power_law_with_a_few_common_keywords_and_a_long_tail(
+    bench: ModuleType,
+) -> None:
+    docs = list(bench.corpus(30, 10_000))
+    degree = collections.Counter(k for d in docs for k in d.metadata["keywords"])
+    # The most common keyword is in several percent of the documents ...
+    assert degree["k1"] > 0.05 * len(docs)
+    # ... and most keywords that occur at all are in one or two documents.
+    values = list(degree.values())
+    assert sum(v <= 2 for v in values) > 0.7 * len(values)
+    # Degree against rank on log-log axes: a straight line of slope about -1.
+    ranks = np.arange(1, 65)
+    degrees = np.array([max(degree[f"k{r}"], 1) for r in ranks])
+    slope = np.polyfit(np.log(ranks), np.log(degrees), 1)[0]
+    assert -1.2 < slope < -0.7, slope
+    # The links' in-degrees are skewed too: the oldest documents are cited most.
+    cited = collections.Counter(link for d in docs for link in d.metadata["links"])
+    assert cited[bench.doc_id(0)] > 20 * np.median(list(cited.values()))
+
+
+def test_row_and_round_bounds_come_from_the_strategy_parameters_alone(bench: ModuleType) -> None:
+    for case in bench.make_cases([1]):
+        rows = bench.row_bound(case.kind, case.params)
+        rounds = bench.round_bound(case.kind, case.params)
+        assert 0 < rows < 10_000 and 1 < rounds <= 101, case
+        if case.kind == "beam":
+            assert rounds == case.depth + 1
+    assert bench.log_uniform(np.array([0.0, 0.999999]), 100).tolist() == [1, 100]
+    assert math.isclose(bench.PER_NODE_ROWS, (bench.KW_MAX + 1) * bench.ADJACENT_K + 4)
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--sizes", "10000,abc"], "--sizes"),
+        (["--sizes", "10"], "--sizes"),
+        (["--quick", "--sizes", "10000"], "--sizes"),
+        (["--concurrency", "0"], "--concurrency"),
+        (["--memory-max", "-1"], "--memory-max"),
+        (["--max-seconds", "0"], "--max-seconds"),
+        (["--queries", "0"], "--queries"),
+        (["--reps", "x"], "--reps"),
+        (["--dim", "1"], "--dim"),
+        (["--contact-points", "10.1.2.3:9042"], "--contact-points"),
+    ],
+)
+def test_a_bad_flag_value_exits_2_naming_the_flag(
+    bench: ModuleType, argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.parse_args(argv)
+    assert exc.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_quick_measures_ten_thousand_on_loopback_with_fewer_queries(bench: ModuleType) -> None:
+    args = bench.parse_args(["--quick", "--contact-points", "127.0.0.81:9042"])
+    assert args.sizes == [10_000] and args.queries < 20 and args.memory_max >= 10_000
+    full = bench.parse_args(["--sizes", "10000,100000,1000000", "--concurrency", "1,16"])
+    assert full.sizes == [10_000, 100_000, 1_000_000] and full.concurrency == [1, 16]
