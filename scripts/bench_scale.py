@@ -402,8 +402,7 @@ async def traverse_once(store: Store, case: Case, vector: list[float]) -> Sample
                                  query_embedding=vector)  # fmt: skip
     secs = time.perf_counter() - t0
     st = res.stats
-    rows = st.total_rows + sum(h.notes.get("speculative_rows", 0) for h in st.hops)
-    return Sample(secs, [n.id for n in res], st.total_queries, rows, st.rounds)
+    return Sample(secs, [n.id for n in res], st.total_queries, st.rows_read, st.rounds)
 
 
 async def scoped_once(
