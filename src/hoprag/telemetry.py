@@ -263,7 +263,8 @@ def _record_metrics(span: Any, stats: Any, error: BaseException | None) -> None:
     meters = _meters()
     if meters is None:
         return
-    attributes = {"hoprag.operation": getattr(span, "attributes", {}).get("hoprag.operation", "")}
+    recorded = getattr(span, "attributes", None) or {}  # an SDK span's; others may have none
+    attributes = {"hoprag.operation": recorded.get("hoprag.operation", "")}
     if error is not None:
         attributes["error.type"] = type(error).__qualname__
     meters["queries"].add(stats.total_queries, attributes)
