@@ -42,6 +42,13 @@ exactly (`plan="exact"`) and an Eager traversal from the anchors along id links 
 involved). How often the ANN-based traversals agree is recorded, not checked (SAI's vector
 search is approximate).
 
+`--pool 200` also measures every case on the same table through a `CassandraStore` with
+`candidate_pool=200` (`stores/cassandra/pool.py`), labelled "cassandra pool 200"; its queries
+are the queries the store sent (`TraversalStats.store_queries`) and its rows include the
+pool's. Recall@10 of the most common keywords' edges (`edge_recall`: k1, k2, k3, k5, k10)
+against exact scoring of all their holders is measured for the filtered search and, with
+`--pool`, for the edges the (last) pool answered.
+
 Also per size on Cassandra: the median of single reads of each kind a traversal sends
 (`PROBES`: a vector search, keyword edges from the most common keyword to a tail one, the
 reverse-link edge of the most and of a little cited document, a read of 4 ids), one at a time.
@@ -402,7 +409,7 @@ async def traverse_once(store: Store, case: Case, vector: list[float]) -> Sample
                                  query_embedding=vector)  # fmt: skip
     secs = time.perf_counter() - t0
     st = res.stats
-    return Sample(secs, [n.id for n in res], st.total_queries, st.rows_read, st.rounds)
+    return Sample(secs, [n.id for n in res], st.store_queries, st.rows_read, st.rounds)
 
 
 async def scoped_once(
@@ -528,7 +535,7 @@ async def measure_store(
 ) -> dict[str, Any]:
     """Every case and the scoped search on one store, within the size's time budget (node
     CPU only for the Cassandra store)."""
-    pids = args.node_pids if label == "cassandra" else []
+    pids = args.node_pids if label.startswith("cassandra") else []
     gc.collect()
     gc.freeze()
     before = rss_mb()
@@ -599,15 +606,63 @@ async def single_reads(store: Store, vectors: list[list[float]], reps: int) -> d
 
 
 # --- checks -----------------------------------------------------------------------------------
-def bound_failures(where: str, cases: dict[str, Any]) -> list[str]:
-    """Cases whose rows or rounds per traversal passed the strategy's bound."""
+RECALL_KEYWORDS = ("k1", "k2", "k3", "k5", "k10")
+"""The keywords whose edges `edge_recall` checks: the most common ones (the pool's case)."""
+RECALL_MAX_HOLDERS = 50_000
+"""A keyword with more holders is skipped by `edge_recall` (its exact answer reads them all)."""
+
+
+async def edge_recall(
+    store: Store, pooled: Store | None, vectors: list[list[float]]
+) -> dict[str, Any]:
+    """Recall@10 against exact scoring of the common keywords' edges (every holder read with
+    its vector, scored in float64): of the filtered search, and of the candidate pool for the
+    edges it answered (`pooled` given)."""
+    unit = [np.asarray(v, dtype=np.float64) / np.linalg.norm(v) for v in vectors]
+    found = {"search": 0, "pool": 0, "pooled_edges": 0, "edges": 0}
+    holders_of: dict[str, int] = {}
+    for word in RECALL_KEYWORDS:
+        edge = MetadataEdge("keywords", word)
+        reader = await store.aprepare(vectors[0], None, include_embeddings=True)
+        (holders,) = await reader.amatching([edge], limit=RECALL_MAX_HOLDERS + 1)
+        holders_of[word] = len(holders)
+        if not holders or len(holders) > RECALL_MAX_HOLDERS:
+            continue
+        ids = [h.id for h in holders]
+        m = np.asarray([h.document.embedding for h in holders], dtype=np.float64)
+        m /= np.linalg.norm(m, axis=1, keepdims=True)
+        for v, u in zip(vectors, unit, strict=True):
+            exact = {ids[i] for i in np.argsort(-(m @ u), kind="stable")[:10]}
+            query = await store.aprepare(v, None, include_embeddings=False)
+            found["search"] += len(exact & {h.id for h in await query.aadjacent(edge, k=10)})
+            found["edges"] += 1
+            if pooled is None:
+                continue
+            pq = await pooled.aprepare(v, None, include_embeddings=False)
+            await pq.astart(k=4, adjacent_k=10)
+            (hits,) = await pq.aadjacent_many([edge], k=10)
+            if pq.take_notes().get("pooled_edges"):
+                found["pooled_edges"] += 1
+                found["pool"] += len(exact & {h.id for h in hits})
+    edges, pooled_edges = found["edges"], found["pooled_edges"]
+    return {
+        "holders": holders_of, "edges": edges, "pooled_edges": pooled_edges,
+        "search_recall": found["search"] / (10 * edges) if edges else None,
+        "pool_recall": found["pool"] / (10 * pooled_edges) if pooled_edges else None,
+    }  # fmt: skip
+
+
+def bound_failures(where: str, cases: dict[str, Any], pool: int = 0) -> list[str]:
+    """Cases whose rows or rounds per traversal passed the strategy's bound (plus the
+    candidate pool's rows, read once per traversal)."""
     out = []
     for name, c in cases.items():
         if c["kind"] == "scope":
             if c["rounds_max"] > c["depth"] + 1:
                 out.append(f"{where} {name}: {c['rounds_max']} rounds > {c['depth'] + 1}")
             continue
-        rows, rounds = row_bound(c["kind"], c["params"]), round_bound(c["kind"], c["params"])
+        rows = row_bound(c["kind"], c["params"]) + pool
+        rounds = round_bound(c["kind"], c["params"])
         if c["rows_max"] > rows:
             out.append(f"{where} {name}: {c['rows_max']} rows > bound {rows}")
         if c["rounds_max"] > rounds:
@@ -737,6 +792,11 @@ def probe_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def pool_label(size: int) -> str:
+    """The results' label of the Cassandra store with a candidate pool of `size`."""
+    return f"cassandra pool {size}"
+
+
 def markdown(rows: list[list[str]]) -> str:
     """A Markdown table of `rows` (the first is the header)."""
     if not rows:
@@ -753,6 +813,7 @@ async def measure_size(
     """Load one size, then measure it on Cassandra (once the node has stopped compacting
     it) and, when small enough, on MemoryStore."""
     from hoprag.stores.cassandra.schema import sstable_count
+    from hoprag.stores.cassandra.store import CassandraStore
 
     store, load = await load_size(session, size, args)
     out: dict[str, Any] = {"size": size, "load": load, "cassandra": None, "memory": None}
@@ -765,6 +826,16 @@ async def measure_size(
     out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args)
     failures += bound_failures(f"{_k(size)} cassandra", out["cassandra"]["cases"])
     out["single_reads"] = await single_reads(store, vectors, args.reps)
+    pooled = None
+    for size_pool in args.pool:
+        label = pool_label(size_pool)
+        pooled = CassandraStore(
+            HashEmbedding(args.dim), keyspace=KEYSPACE, table=table_name(size, args.dim),
+            session=session, candidate_pool=size_pool, create_schema=False,
+        )  # fmt: skip
+        out[label] = await measure_store(label, pooled, cases, vectors, args)
+        failures += bound_failures(f"{_k(size)} {label}", out[label]["cases"], size_pool)
+    out["edge_recall"] = await edge_recall(store, pooled, vectors)
     if size <= args.memory_max:
         mem, out["memory_fill_s"] = await asyncio.to_thread(memory_store, size, args)
         out["memory"] = await measure_store("memory", mem, cases, vectors, args)
@@ -772,6 +843,9 @@ async def measure_size(
         out["exact"], bad = await exact_checks(store, mem, vectors)
         failures += [f"{_k(size)} {b}" for b in bad]
         out["ann_agreement"] = ann_agreement(out["cassandra"], out["memory"])
+        for size_pool in args.pool:
+            label = pool_label(size_pool)
+            out[f"ann_agreement {label}"] = ann_agreement(out[label], out["memory"])
         del mem
         gc.collect()
     return out, failures
@@ -814,7 +888,8 @@ def report(out: dict[str, Any]) -> str:
     """The text tables (loads, then each store's cases side by side) and the markdown."""
     parts = ["loads:\n" + text_table(load_rows(out["sizes"]))]
     md = ["Loads:\n\n" + markdown(load_rows(out["sizes"]))]
-    for store in ("cassandra", "memory"):
+    pools = [pool_label(p) for p in out["args"]["pool"]]
+    for store in ("cassandra", *pools, "memory"):
         rows = case_rows(out["sizes"], store)
         if rows:
             parts.append(f"{store}:\n" + text_table(rows))
@@ -824,9 +899,17 @@ def report(out: dict[str, Any]) -> str:
         parts.append("single reads on Cassandra (p50 ms, rows):\n" + text_table(rows))
         md.append("Single reads on Cassandra (p50 ms, rows):\n\n" + markdown(rows))
     for s in out["sizes"]:
+        rec = s.get("edge_recall")
+        if rec:
+            parts.append(f"{_k(s['size'])} common keywords' edges, recall@10 against exact: "
+                         f"filtered search {rec['search_recall']} over {rec['edges']} edges, "
+                         f"pool {rec['pool_recall']} over the {rec['pooled_edges']} it answered "
+                         f"(holders {rec['holders']})")  # fmt: skip
         if s.get("exact"):
             parts.append(f"{_k(s['size'])} exact answers, memory vs cassandra: {s['exact']}; "
                          f"ANN-based traversals, same ids: {s['ann_agreement']}")  # fmt: skip
+            for p in pools:
+                parts.append(f"  with {p}: {s.get(f'ann_agreement {p}')}")
     out["markdown"] = "\n\n".join(md)
     return "\n\n".join(parts)
 
@@ -875,6 +958,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--dim", type=int, default=384, help="HashEmbedding dimension")
     ap.add_argument("--seed", type=int, default=30, help="the corpus's seed")
     ap.add_argument("--load-only", action="store_true", help="load the sizes, measure nothing")
+    ap.add_argument("--pool", default="",
+                    help="candidate pool sizes to measure beside the store without one, e.g. "
+                    "200 (CassandraStore(candidate_pool=...) on the same table)")  # fmt: skip
     ap.add_argument("--wait-compaction", type=float, default=None,
                     help="most seconds to wait for the node to stop compacting a size's table "
                     "before measuring it (default 1800, quick 120)")  # fmt: skip
@@ -890,6 +976,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     sizes = "10000" if args.quick else args.sizes or "10000,100000"
     args.sizes = _int_list("--sizes", sizes, MIN_SIZE, MAX_SIZE, ap)
     args.concurrency = _int_list("--concurrency", args.concurrency, 1, 64, ap)
+    args.pool = _int_list("--pool", args.pool, 1, 1000, ap) if args.pool else []
     defaults = (6, 1, 10_000, 120.0, 120.0) if args.quick else (20, 3, 100_000, 600.0, 1800.0)
     names = ("queries", "reps", "memory_max", "max_seconds", "wait_compaction")
     for name, default in zip(names, defaults, strict=True):

@@ -115,11 +115,30 @@ class TraversalStats:
     def rows_read(self) -> int:
         """The rows the store returned to this run: the hops' rows, less those taken from
         results a speculative query fetched earlier (`prefetched_rows`), plus every
-        speculative query's rows (`speculative_rows`, used or not)."""
+        speculative query's rows (`speculative_rows`, used or not); with a candidate pool,
+        plus the pool's rows (`pool_rows`), counting the rows of the edges it answered as the
+        rows read by id for them (`pooled_get_rows`, each once) rather than as `pooled_rows`."""
         notes = [h.notes for h in self.hops]
-        prefetched = sum(n.get("prefetched_rows", 0) for n in notes)
-        speculative = sum(n.get("speculative_rows", 0) for n in notes)
-        return self.total_rows - prefetched + speculative
+
+        def total(name: str) -> int:
+            return sum(n.get(name, 0) for n in notes)
+
+        speculative = total("speculative_rows") - total("prefetched_rows")
+        pooled = total("pool_rows") + total("pooled_get_rows") - total("pooled_rows")
+        return self.total_rows + speculative + pooled
+
+    @property
+    def store_queries(self) -> int:
+        """The queries the store sent for this run: `total_queries` (each edge asked counts
+        one), less the edges a store answered from its candidate pool (`pooled_edges`), plus
+        the pool's reads and the reads by id behind the edges it answered (`pool_reads`,
+        `pooled_gets`; CassandraStore's `candidate_pool`)."""
+        notes = [h.notes for h in self.hops]
+        pooled = sum(
+            n.get("pool_reads", 0) + n.get("pooled_gets", 0) - n.get("pooled_edges", 0)
+            for n in notes
+        )
+        return self.total_queries + pooled
 
     @property
     def peak_candidates(self) -> int:

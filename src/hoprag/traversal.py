@@ -24,12 +24,14 @@ import anyio
 from hoprag import telemetry
 from hoprag.documents import Document, Node, Path
 from hoprag.edges import (
+    ID_FIELD,
     Edge,
     EdgeFunction,
     Edges,
     EdgeSpec,
     IdEdge,
     MetadataEdge,
+    MetadataEdgeFunction,
     parse_edges,
 )
 from hoprag.embeddings.base import aembed_query_vector
@@ -141,7 +143,11 @@ class _Run:
         self._speculation_arg = speculation
         self._edges_of = self.frontier.edges_of
         # The start search (`k=`): the prepared query's, or the best of a scope's members.
-        self.start_search: Callable[..., Awaitable[list[Hit]]] = query.asearch
+        # With metadata edges to read, the store may read ahead for them (`PreparedQuery.astart`).
+        ahead = strategy.adjacent_k if _reads_metadata_edges(edge_fn) else 0
+        self.start_search: Callable[..., Awaitable[list[Hit]]] = functools.partial(
+            query.astart, adjacent_k=ahead
+        )
 
     def _node(self, hit: Hit, path: Path, edges: Edges) -> Node:
         doc: Document = hit.document
@@ -324,6 +330,8 @@ class _Run:
         hop.candidates = len(nodes) if bounded is None else bounded
         hop.dropped = hop.rows - hop.candidates
         hop.notes.update(self.state.take_notes())
+        for name, count in self.query.take_notes().items():
+            hop.notes[name] = hop.notes.get(name, 0) + count
         hop.kept = len(self.state.tracker.selected) - emitted
         hop.seconds = time.perf_counter() - t_hop
         if self.hop_span is not None:
@@ -435,6 +443,14 @@ class _Trace:
         finally:
             await nodes.aclose()
             telemetry.end_retrieval(self.span, stats, found, error)
+
+
+def _reads_metadata_edges(edge_fn: EdgeFunction) -> bool:
+    """Whether a traversal with `edge_fn` may read metadata edges (any edge function but
+    specs whose targets are all ids)."""
+    if not isinstance(edge_fn, MetadataEdgeFunction):
+        return True
+    return any(target != ID_FIELD for _, target in edge_fn.specs)
 
 
 def _score_of(entry: tuple[Hit, list[Edge]]) -> float:

@@ -1,9 +1,10 @@
 """`scripts/bench_scale.py --quick --json OUT`, run as a user runs it, on the test node: the 10k
 corpus is loaded completely into keyspace `hoprag_scale`, every case runs on Cassandra and on
-MemoryStore, rows and rounds per traversal stay within what the strategy allows (bounds made
-from its parameters and the generator's degrees alone, never from the corpus size), the two
-stores give the same exact answers, and a second run reuses the load. Structure only, never
-time."""
+MemoryStore (and, with `--pool 100`, through a candidate pool), rows and rounds per traversal
+stay within what the strategy allows (bounds made from its parameters and the generator's
+degrees alone, never from the corpus size), the two stores give the same exact answers, the
+common keywords' edges are checked against exact scoring, and a second run reuses the load.
+Structure only, never time."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     tmp_path: Path, cassandra_contact_points: str
 ) -> None:
     out = tmp_path / "scale.json"
-    done = _run(["--quick", "--json", str(out)], cassandra_contact_points)
+    done = _run(["--quick", "--pool", "100", "--json", str(out)], cassandra_contact_points)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "FAIL" not in done.stdout
     assert "q/rows/rounds" in done.stdout  # the side-by-side table was printed
@@ -62,7 +63,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     assert size["size"] == 10_000
     load = size["load"]
     assert load["complete"] is True and load["written"] == 10_000
-    for store in ("cassandra", "memory"):
+    for store in ("cassandra", "cassandra pool 100", "memory"):
         cases = size[store]["cases"]
         assert set(cases) == TRAVERSALS | {"Scoped 2-hop"}, store
         for name, c in cases.items():
@@ -75,6 +76,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
                 assert c["rounds_max"] <= 3 and 0 < c["scope_size"] <= 4 * (1 + 4 + 16), where
                 continue
             rows, rounds = _bounds(c, per_node)
+            rows += 100 if "pool" in store else 0  # the pool's rows, read once per traversal
             assert c["rows_max"] <= rows, (where, c["rows_max"], rows)
             assert c["rounds_max"] <= rounds, (where, c["rounds_max"], rounds)
         assert size[store]["rss_mb_after"] > 0, store
@@ -82,6 +84,13 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     n = len(data["queries"])
     assert size["exact"] == {"scoped_exact_same": f"{n}/{n}", "links_same": f"{n}/{n}"}
     assert set(size["ann_agreement"]) == TRAVERSALS
+    assert set(size["ann_agreement cassandra pool 100"]) == TRAVERSALS
+    # The common keywords' edges against exact scoring: every query's edge of each keyword
+    # checked; the most common keyword has holders enough for the pool to answer it.
+    recall = size["edge_recall"]
+    assert recall["holders"]["k1"] > recall["holders"]["k10"] > 0
+    assert recall["edges"] == 5 * n and 0.0 <= recall["search_recall"] <= 1.0
+    assert 0 < recall["pooled_edges"] <= recall["edges"] and 0.0 <= recall["pool_recall"] <= 1.0
 
     again = tmp_path / "again.json"
     done = _run(["--quick", "--load-only", "--json", str(again)], cassandra_contact_points)

@@ -59,6 +59,7 @@ def test_a_config_holds_checked_normalised_options() -> None:
     assert cfg.list_fields == ("tags", "loc.city")
     assert cfg.write_consistency == "ALL" and cfg.request_timeout == 3.0
     assert (cfg.max_in_flight, cfg.ann_overquery, cfg.dimension) == (128, 1, None)
+    assert cfg.candidate_pool == 0  # no pool unless asked
     with pytest.raises(ValidationError):  # frozen: a store's options do not change under it
         cfg.max_in_flight = 3  # type: ignore[misc]
 
@@ -72,6 +73,9 @@ def test_a_config_holds_checked_normalised_options() -> None:
         ({"dimension": 3.0}, "dimension", "got 3.0"),
         ({"replication_factor": 11}, "replication_factor", "an int in 1..10, got 11"),
         ({"ann_overquery": 17}, "ann_overquery", "ann_overquery must be an int in 1..16, got 17"),
+        ({"candidate_pool": 1001}, "candidate_pool", "an int in 0..1000 (0: no pool), got 1001"),
+        ({"candidate_pool": -1}, "candidate_pool", "an int in 0..1000 (0: no pool), got -1"),
+        ({"candidate_pool": True}, "candidate_pool", "an int in 0..1000 (0: no pool), got True"),
         ({"mode": "lc"}, "mode", "mode must be 'hoprag' or 'cassio', got 'lc'"),
         ({"create_schema": "yes"}, "create_schema", "create_schema must be True or False"),
         ({"request_timeout": 0}, "request_timeout", "a number of seconds > 0, or None, got 0"),

@@ -111,6 +111,17 @@ class PreparedQuery(Protocol):
         """The `k` documents most similar to the query that pass the filter, best first."""
         ...
 
+    async def astart(self, *, k: int, adjacent_k: int) -> list[Hit]:
+        """A traversal's start search: `asearch(k=k)`, the run going on to read edges with
+        `adjacent_k`. A store may read more here to answer those edges with fewer queries
+        (CassandraStore's `candidate_pool`); this default does not."""
+        return await self.asearch(k=k)
+
+    def take_notes(self) -> dict[str, int]:
+        """Counts of what the store did for the run since the last call (for a hop's
+        `HopStats.notes`), then forgotten; this default has none."""
+        return {}
+
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         """The documents with these ids that exist and pass the filter, in the order of `ids`
         (each once), scored when the query has an embedding."""

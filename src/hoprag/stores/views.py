@@ -159,6 +159,12 @@ class RestrictedQuery(PreparedQuery):
     async def asearch(self, *, k: int) -> list[Hit]:
         return await self.inner.asearch(k=k)
 
+    async def astart(self, *, k: int, adjacent_k: int) -> list[Hit]:
+        return await self.inner.astart(k=k, adjacent_k=adjacent_k)
+
+    def take_notes(self) -> dict[str, int]:
+        return self.inner.take_notes()
+
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         return await self.inner.aget(ids)
 

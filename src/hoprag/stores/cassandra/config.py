@@ -80,6 +80,14 @@ class CassandraConfig(BaseModel):
     """Every vector search asks Cassandra for `k * ann_overquery` rows (at most 1000) and keeps
     the `k` best. 1 asks for `k`, as graph-retriever and LangChain do; 2 buys recall at small
     k on freshly loaded tables (docs/cassandra.md)."""
+    candidate_pool: int = Field(
+        0, ge=0, le=guards.MAX_K, description=f"an int in 0..{guards.MAX_K} (0: no pool)"
+    )
+    """Each traversal also reads the `candidate_pool` documents most similar to the query (ids,
+    scores and tokens) beside its start search, and answers from them every edge whose value
+    at least `adjacent_k` of them hold, instead of a filtered vector search, which Cassandra
+    5.0 pays in proportion to the documents sharing the value (`pool.py`). 0: no pool. Pays
+    off on large tables with common values (docs/benchmarks.md)."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -158,6 +166,7 @@ class CassandraOptions(TypedDict, total=False):
     fast_vectors: bool
     wait_indexes: bool
     ann_overquery: int
+    candidate_pool: int
 
 
 def _translate(exc: ValidationError) -> InvalidInputError:

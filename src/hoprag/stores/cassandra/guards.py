@@ -13,6 +13,9 @@ MAX_K = validation.MAX_K
 """Cassandra 5.0 refuses an ANN query with a LIMIT above 1000 (`sai.vector_search.max_top_k`);
 every store shares the bound (`hoprag.validation.MAX_K`)."""
 
+GET_CHUNK = 100
+"""Ids per `WHERE id IN ?` read."""
+
 MAX_OVERQUERY = 16
 """The largest `ann_overquery` factor."""
 

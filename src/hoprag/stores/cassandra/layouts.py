@@ -310,6 +310,12 @@ class Layout:
             f"ORDER BY {self.vector_col} ANN OF ? LIMIT ?"
         )
 
+    def pool_query(self, clauses: Sequence[str]) -> str | None:
+        """`SELECT id, tokens, similarity ... ORDER BY vec ANN OF ? LIMIT ?` for a candidate
+        pool (`pool.py`), or None when the table has no tokens column to match edges on.
+        Bound values: (query vector, *the clauses' values, query vector, limit)."""
+        return None
+
     def get_query(self, include_embeddings: bool, with_score: bool, with_filter: bool) -> str:
         """`SELECT ... WHERE pk IN ?` (one list bind marker). Bound values: ([query vector for
         the score], ids)."""
@@ -371,6 +377,13 @@ class HopragLayout(Layout):
 
     def create_statements(self, dimension: int) -> list[str]:
         return schema.table_statements(self.keyspace, self.table, dimension, lexical=self.lexical)
+
+    def pool_query(self, clauses: Sequence[str]) -> str | None:
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        return (
+            f"SELECT id, tokens, similarity_cosine(embedding, ?) FROM {self.fq}{where} "
+            "ORDER BY embedding ANN OF ? LIMIT ?"
+        )
 
     def index_names(self) -> list[str]:
         return schema.index_names(self.table)

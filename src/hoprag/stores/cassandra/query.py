@@ -48,7 +48,7 @@ from typing import Any
 import anyio
 
 from hoprag.edges import MetadataEdge
-from hoprag.errors import invalid
+from hoprag.errors import invalid, one_error
 from hoprag.filters import (
     COMPLETE_READ_ALLOWED,
     CompiledFilter,
@@ -61,13 +61,12 @@ from hoprag.recording import Call
 from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
 from hoprag.stores.cassandra import lexicon, sets
 from hoprag.stores.cassandra.executor import Executor
-from hoprag.stores.cassandra.guards import MAX_K
+from hoprag.stores.cassandra.guards import GET_CHUNK, MAX_K
 from hoprag.stores.cassandra.layouts import Clause, Layout
+from hoprag.stores.cassandra.pool import Pool, answer_edges, read_pool
 from hoprag.stores.cassandra.vectors import PackedVector
 from hoprag.validation import check_ids, check_int, check_k, check_vector
 
-GET_CHUNK = 100
-"""Ids per `IN` read."""
 MAX_COMPLETE_ROWS = 1_000_000
 """The largest `limit` of one complete read (`amatching`, `afiltered`)."""
 
@@ -128,6 +127,7 @@ class CassandraQuery(PreparedQuery):
         include_embeddings: bool,
         max_concurrency: int,
         overquery: int,
+        pool: int = 0,
     ) -> CassandraQuery:
         """A run's query on a set-up table: `compiled` refused when it holds what the table
         cannot answer exactly (ranges on undeclared fields, anything but equality on a cassio
@@ -139,7 +139,14 @@ class CassandraQuery(PreparedQuery):
             vector = PackedVector(arr)
         limiter = anyio.CapacityLimiter(max_concurrency)
         return cls(
-            executor, layout, vector, compiled, include_embeddings, limiter, overquery=overquery
+            executor,
+            layout,
+            vector,
+            compiled,
+            include_embeddings,
+            limiter,
+            overquery=overquery,
+            pool=pool,
         )
 
     def __init__(
@@ -152,6 +159,7 @@ class CassandraQuery(PreparedQuery):
         limiter: anyio.CapacityLimiter,
         *,
         overquery: int = 1,
+        pool: int = 0,
     ) -> None:
         self.embedding: PackedVector | None = embedding
         self.filter = compiled
@@ -169,6 +177,9 @@ class CassandraQuery(PreparedQuery):
         # A score is computed by Cassandra (one more bound vector) when vectors are not read.
         self._head: list[Any] = [] if include_embeddings or embedding is None else [embedding]
         self._texts: dict[tuple[str, ...], str] = {}
+        self._pool_size = pool
+        self._pool: Pool | None = None
+        self._notes: Counter[str] = Counter()
 
     async def around_trip(self) -> float | None:
         """The store's link round trip in seconds (`Executor.around_trip`: the fastest recent
@@ -297,6 +308,43 @@ class CassandraQuery(PreparedQuery):
         (hits,) = await self._ann([[]], qv, k, "vector search")
         return hits
 
+    async def astart(self, *, k: int, adjacent_k: int) -> list[Hit]:
+        """The start search; with the store's `candidate_pool`, the run's pool is read in the
+        same round (`pool.py`), unless the run reads no edges, the pool would be no larger
+        than the search, or the filter holds conditions checked after the read (the pool
+        reads no metadata to check them on)."""
+        size = self._pool_size
+        usable = adjacent_k > 0 and not self._residual and self._layout.pool_query(()) is not None
+        if size <= k or not usable:
+            return await self.asearch(k=k)
+        hits: list[Hit] = []
+
+        async def search() -> None:
+            hits.extend(await self.asearch(k=k))
+
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(search)
+                self._pool = await self._read_pool(size)
+        return hits
+
+    async def _read_pool(self, size: int) -> Pool:
+        """The run's pool of `size` (`pool.read_pool`), its reads and rows noted."""
+        pool, reads, rows = await read_pool(
+            self._executor, self._layout, self._bound, self._vector("a candidate pool"), size,
+            self.limiter,
+        )  # fmt: skip
+        self._notes.update(pool_reads=reads, pool_rows=rows)
+        return pool
+
+    def take_notes(self) -> dict[str, int]:
+        """What the candidate pool did since the last call: `pool_reads` and `pool_rows` (its
+        own read), `pooled_edges` (edges it answered, with no search of their own),
+        `pooled_rows` (those edges' hits), `pooled_gets` and `pooled_get_rows` (the reads by
+        id for them and their rows, each row once)."""
+        notes, self._notes = dict(self._notes), Counter()
+        return notes
+
     async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
         """The `k` best documents whose `edge.incoming_field` equals (or contains)
         `edge.value` and that pass the filter."""
@@ -311,7 +359,22 @@ class CassandraQuery(PreparedQuery):
         if not owns or k == 0:
             return [[] for _ in owns]
         qv = self._vector("adjacency")
-        return await self._ann(owns, qv, k, "adjacent query")
+        pool = self._pool
+        if pool is None:
+            return await self._ann(owns, qv, k, "adjacent query")
+        return await self._pooled(pool, owns, qv, k)
+
+    async def _pooled(
+        self, pool: Pool, owns: list[list[Clause]], qv: PackedVector, k: int
+    ) -> list[list[Hit]]:
+        """`aadjacent_many` with the run's pool (`pool.answer_edges`), what it did noted."""
+
+        async def search(rest: list[list[Clause]]) -> list[list[Hit]]:
+            return await self._ann(rest, qv, k, "adjacent query")
+
+        out, notes = await answer_edges(pool, owns, k, search, self.aget)
+        self._notes.update(notes)
+        return out
 
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         """The documents with these ids that exist and pass the filter, in the order of `ids`

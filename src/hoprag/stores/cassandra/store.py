@@ -255,6 +255,7 @@ class CassandraStore(Store):
             include_embeddings=bool(include_embeddings),
             max_concurrency=limit,
             overquery=self.config.ann_overquery,
+            pool=self.config.candidate_pool,
         )
 
     # --- writing ----------------------------------------------------------------------------

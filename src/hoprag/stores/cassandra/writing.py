@@ -16,7 +16,7 @@ from hoprag.embeddings.base import aembed_documents
 from hoprag.errors import invalid
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.fields import FieldCatalog
-from hoprag.stores.cassandra.query import GET_CHUNK
+from hoprag.stores.cassandra.guards import GET_CHUNK
 from hoprag.validation import check_vector
 
 if TYPE_CHECKING:
