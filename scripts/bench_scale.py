@@ -4,7 +4,7 @@
     HOPRAG_CASSANDRA=127.0.0.81:9042 python scripts/bench_scale.py \\
         [--sizes 10000,100000] [--quick] [--json OUT] [--markdown OUT] [--memory-max 100000] \\
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
-        [--seed 30] [--load-only] [--contact-points HOST:PORT]
+        [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--contact-points HOST:PORT]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -55,7 +55,9 @@ reverse-link edge of the most and of a little cited document, a read of 4 ids), 
 
 Output: a side-by-side text table (case x size: p50/p95/p99 ms, queries/rows/rounds), the
 loads, `--json` with the machine (`benchlib.machine_info`) and every figure, `--markdown` with
-the tables for docs/benchmarks.md. Everything stays on loopback (other contact points are
+the tables for docs/benchmarks.md, `--chart` with the figures (`scale_chart.py`: each measure
+against the size, log scale; `python scripts/scale_chart.py JSON PNG` redraws them from a
+saved run). Everything stays on loopback (other contact points are
 refused)."""
 
 from __future__ import annotations
@@ -949,6 +951,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--quick", action="store_true", help="10k only, 6 queries, 1 pass (a test)")
     ap.add_argument("--json", help="write the results as JSON here")
     ap.add_argument("--markdown", help="write the tables as Markdown here")
+    ap.add_argument("--chart", help="write the figures as a PNG here (scale_chart.py)")
     ap.add_argument("--contact-points", default=os.environ.get("HOPRAG_CASSANDRA") or "127.0.0.1")
     ap.add_argument("--memory-max", type=int, default=None, help="largest MemoryStore size")
     ap.add_argument("--concurrency", default="1", help="traversals in flight, e.g. 1,16")
@@ -1007,6 +1010,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))
         print(f"  json: {args.json}")
+    if args.chart:
+        from scale_chart import chart
+
+        if not chart(out, Path(args.chart)):
+            return 1
     if args.markdown:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(args.markdown).write_text(out["markdown"] + "\n")

@@ -48,7 +48,9 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     tmp_path: Path, cassandra_contact_points: str
 ) -> None:
     out = tmp_path / "scale.json"
-    done = _run(["--quick", "--pool", "100", "--json", str(out)], cassandra_contact_points)
+    png = tmp_path / "scale.png"
+    args = ["--quick", "--pool", "100", "--json", str(out), "--chart", str(png)]
+    done = _run(args, cassandra_contact_points)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "FAIL" not in done.stdout
     assert "q/rows/rounds" in done.stdout  # the side-by-side table was printed
@@ -91,6 +93,21 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     assert recall["holders"]["k1"] > recall["holders"]["k10"] > 0
     assert recall["edges"] == 5 * n and 0.0 <= recall["search_recall"] <= 1.0
     assert 0 < recall["pooled_edges"] <= recall["edges"] and 0.0 <= recall["pool_recall"] <= 1.0
+
+    # The figures, drawn by the run and again from its JSON as a user redraws them.
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    redrawn = tmp_path / "redrawn.png"
+    drawn = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "scale_chart.py"), str(out), str(redrawn)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert drawn.returncode == 0, drawn.stderr
+    assert redrawn.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "scale_chart.py"), str(png), str(redrawn)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "cannot read" in bad.stderr
 
     again = tmp_path / "again.json"
     done = _run(["--quick", "--load-only", "--json", str(again)], cassandra_contact_points)
