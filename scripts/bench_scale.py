@@ -4,7 +4,8 @@
     HOPRAG_CASSANDRA=127.0.0.81:9042 python scripts/bench_scale.py \\
         [--sizes 10000,100000] [--quick] [--json OUT] [--markdown OUT] [--memory-max 100000] \\
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
-        [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--contact-points HOST:PORT]
+        [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--replication-factor 3] \\
+        [--contact-points HOST:PORT]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -490,6 +491,16 @@ class Cpu:
         return got
 
 
+def cluster_info(session: Any) -> dict[str, Any]:
+    """The nodes the session knows and the keyspace's replication factor, read back."""
+    row = session.execute(
+        "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s", (KEYSPACE,)
+    ).one()
+    factor = int(dict(row[0]).get("replication_factor", 0)) if row else 0
+    nodes = sorted(str(h.address) for h in session.cluster.metadata.all_hosts())
+    return {"nodes": nodes, "replication_factor": factor}
+
+
 def local_node_pids(session: Any) -> list[int]:
     """The JVM pids of the nodes `scripts/cassandra` started here, when the session talks to
     those nodes only (else none: node CPU is then not measured)."""
@@ -860,8 +871,15 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
 
     session = await asyncio.to_thread(connect, args.contact_points)
     args.node_pids = await asyncio.to_thread(local_node_pids, session)
-    for stmt in keyspace_statements(KEYSPACE, replication_map()):
+    for stmt in keyspace_statements(KEYSPACE, replication_map(args.replication_factor)):
         session.execute(stmt, timeout=120)
+    cluster = cluster_info(session)
+    if cluster["replication_factor"] != args.replication_factor:
+        raise SystemExit(
+            f"bench_scale.py: keyspace {KEYSPACE} has replication factor "
+            f"{cluster['replication_factor']}, not --replication-factor "
+            f"{args.replication_factor}; drop it or use that factor"
+        )
     texts = query_texts(args.seed, args.queries)
     emb = HashEmbedding(args.dim)
     vectors = [emb(t) for t in texts]
@@ -869,13 +887,14 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         "machine": machine_info(session), "load_average_start": load_average(),
         "mode": "quick" if args.quick else "full",
         "args": {k: v for k, v in vars(args).items() if k not in ("json", "markdown")},
-        "node_cpu_measured": bool(args.node_pids),
+        "node_cpu_measured": bool(args.node_pids), "cluster": cluster,
         "corpus": {"generator": GENERATOR, "seed": args.seed, "dim": args.dim,
                    "keywords_max": KW_MAX, "links_max": LINKS_MAX, "keyword_vocabulary": KW_VOCAB,
                    "edges": EDGES, "range_filter": RANGE, "scope_edges": SCOPE_EDGES},
         "queries": texts, "per_node_rows": PER_NODE_ROWS, "sizes": [], "failures": [],
     }  # fmt: skip
-    print(f"machine: {out['machine']}\nload average: {out['load_average_start']}", flush=True)
+    print(f"machine: {out['machine']}\nload average: {out['load_average_start']}\n"
+          f"cluster: {cluster}", flush=True)  # fmt: skip
     for size in args.sizes:
         result, failures = await measure_size(session, size, args, vectors)
         out["sizes"].append(result)
@@ -961,6 +980,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--dim", type=int, default=384, help="HashEmbedding dimension")
     ap.add_argument("--seed", type=int, default=30, help="the corpus's seed")
     ap.add_argument("--load-only", action="store_true", help="load the sizes, measure nothing")
+    ap.add_argument("--replication-factor", type=int, default=1,
+                    help="the keyspace's replication factor when it is created (3 on "
+                    "`scripts/cassandra up --nodes 3`)")  # fmt: skip
     ap.add_argument("--pool", default="",
                     help="candidate pool sizes to measure beside the store without one, e.g. "
                     "200 (CassandraStore(candidate_pool=...) on the same table)")  # fmt: skip
@@ -990,6 +1012,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         ("--reps", args.reps, 1, 1000), ("--memory-max", args.memory_max, 0, MAX_SIZE),
         ("--max-seconds", args.max_seconds, 1, 86_400), ("--dim", args.dim, 2, 4096),
         ("--seed", args.seed, 0, 2**32 - 1), ("--wait-compaction", args.wait_compaction, 0, 86_400),
+        ("--replication-factor", args.replication_factor, 1, 3),
     ]  # fmt: skip
     for flag, value, lo, hi in checks:
         if not lo <= value <= hi:

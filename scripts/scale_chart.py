@@ -32,13 +32,18 @@ def _stores(data: dict[str, Any]) -> list[str]:
 def _case_lines(ax: Any, data: dict[str, Any], store: str, key: str, label: str) -> None:
     """One line per case of `store`: `key` against the size."""
     sizes = _sizes_with(data, store)
-    for name in sizes[0][store]["cases"]:
+    names = list(sizes[0][store]["cases"])
+    bases = list(dict.fromkeys(name.split(" x")[0] for name in names))
+    colors = plt_colors(len(bases))
+    for name in names:
         values = [s[store]["cases"][name].get(key) for s in sizes]
         points = [(s["size"], v) for s, v in zip(sizes, values, strict=True) if v is not None]
         if points:
             xs, ys = zip(*points, strict=True)
-            style = "--" if name.startswith("Scoped") else "-"
-            ax.plot(xs, ys, style, marker="o", markersize=3, linewidth=1, label=name)
+            # One color a case, solid for one traversal in flight, dashed for more.
+            style = "--" if " x" in name else "-"
+            color = colors[bases.index(name.split(" x")[0])]
+            ax.plot(xs, ys, style, color=color, marker="o", markersize=3, linewidth=1, label=name)
     _proportional(ax, [s["size"] for s in sizes])
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -54,6 +59,14 @@ def _proportional(ax: Any, sizes: list[int]) -> None:
     y0 = min(float(line.get_ydata()[0]) for line in lines)
     ax.plot([sizes[0], sizes[-1]], [y0, y0 * sizes[-1] / sizes[0]], ":", color="grey",
             linewidth=1, label="grows as the corpus")  # fmt: skip
+
+
+def plt_colors(count: int) -> list[Any]:
+    """`count` distinct colors (matplotlib's tab10, then tab20 for more)."""
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10" if count <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(count)]
 
 
 def _probe_lines(ax: Any, data: dict[str, Any]) -> None:
@@ -80,6 +93,8 @@ def _load_lines(ax: Any, data: dict[str, Any]) -> None:
     if not ax.has_data():
         ax.text(0.5, 0.5, "no load in this run (tables reused)", ha="center",
                 transform=ax.transAxes)  # fmt: skip
+        ax.set_xticks([])
+        ax.set_yticks([])
         return
     ax.set_xscale("log")
     ax.set_xlabel("documents written (log)")

@@ -108,6 +108,9 @@ def test_row_and_round_bounds_come_from_the_strategy_parameters_alone(bench: Mod
         (["--reps", "x"], "--reps"),
         (["--dim", "1"], "--dim"),
         (["--contact-points", "10.1.2.3:9042"], "--contact-points"),
+        (["--replication-factor", "4"], "--replication-factor"),
+        (["--pool", "0"], "--pool"),
+        (["--pool", "1001"], "--pool"),
     ],
 )
 def test_a_bad_flag_value_exits_2_naming_the_flag(
@@ -124,3 +127,6 @@ def test_quick_measures_ten_thousand_on_loopback_with_fewer_queries(bench: Modul
     assert args.sizes == [10_000] and args.queries < 20 and args.memory_max >= 10_000
     full = bench.parse_args(["--sizes", "10000,100000,1000000", "--concurrency", "1,16"])
     assert full.sizes == [10_000, 100_000, 1_000_000] and full.concurrency == [1, 16]
+    assert (full.pool, full.replication_factor) == ([], 1)  # no pool, one replica: the defaults
+    three = bench.parse_args(["--pool", "200", "--replication-factor", "3"])
+    assert (three.pool, three.replication_factor) == ([200], 3)

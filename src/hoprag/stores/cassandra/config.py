@@ -86,8 +86,8 @@ class CassandraConfig(BaseModel):
     """Each traversal also reads the `candidate_pool` documents most similar to the query (ids,
     scores and tokens) beside its start search, and answers from them every edge whose value
     at least `adjacent_k` of them hold, instead of a filtered vector search, which Cassandra
-    5.0 pays in proportion to the documents sharing the value (`pool.py`). 0: no pool. Pays
-    off on large tables with common values (docs/benchmarks.md)."""
+    5.0 pays in proportion to the documents sharing the value (`pool.py`). 0: no pool. On
+    `bench_scale`'s 100k documents it only broke even (docs/benchmarks.md)."""
 
     def __init__(self, **data: Any) -> None:
         try:
