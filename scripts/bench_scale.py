@@ -85,6 +85,7 @@ import hoprag
 from hoprag import Document, Scope
 from hoprag.edges import MetadataEdge
 from hoprag.embeddings import HashEmbedding
+from hoprag.errors import StoreError
 from hoprag.stores.base import Store
 
 KEYSPACE = "hoprag_scale"
@@ -320,7 +321,7 @@ async def load_size(
     table = table_name(size, args.dim)
     store = CassandraStore(
         HashEmbedding(args.dim), keyspace=KEYSPACE, table=table, session=session,
-        dimension=args.dim, fields={"n": "number"},
+        dimension=args.dim, fields={"n": "number"}, request_timeout=args.request_timeout,
     )  # fmt: skip
     await store.asetup()
     source = json.dumps({"generator": GENERATOR, "seed": args.seed, "size": size}, sort_keys=True)
@@ -538,6 +539,18 @@ async def measure(
     return summary, first
 
 
+async def measure_case(
+    run: Runner, queries: int, concurrency: int, reps: int, deadline: float, pids: Sequence[int]
+) -> tuple[dict[str, Any], list[Sample]]:
+    """`measure`, with a store error (a query timed out on a saturated node, a node lost)
+    recorded as the case's `failed` instead of ending the run: the other cases and sizes are
+    still measured and the JSON still written."""
+    try:
+        return await measure(run, queries, concurrency, reps, deadline, pids)
+    except StoreError as exc:
+        return {"failed": f"{type(exc).__name__}: {exc}"[:500]}, []
+
+
 def _deadline_share(end: float, left: int) -> float:
     now = time.monotonic()
     return now + max(0.0, end - now) / max(left, 1)
@@ -563,24 +576,22 @@ async def measure_store(
             return await traverse_once(store, case, vectors[q % nq])
 
         deadline = _deadline_share(end, len(cases) + 1 - i)
-        summary, first = await measure(run, nq, case.concurrency, args.reps, deadline, pids)
+        summary, first = await measure_case(run, nq, case.concurrency, args.reps, deadline, pids)
         summary.update(case=case.name, kind=case.kind, depth=case.depth,
                        concurrency=case.concurrency, params=case.params)  # fmt: skip
         results[case.name] = summary
-        firsts[case.name] = [s.ids for s in first[:nq]]
-        print(f"    {label} {case.name}: p50 {summary['p50_ms']:.1f} ms, "
-              f"{summary['rows']:.0f} rows, {summary['rounds']:.1f} rounds",
-              flush=True)  # fmt: skip
+        if first:
+            firsts[case.name] = [s.ids for s in first[:nq]]
+        print(f"    {label} {case.name}: {_outcome(summary)}", flush=True)
 
     async def scoped(q: int) -> Sample:
         return await scoped_once(store, vectors[q % nq], q % nq)
 
-    summary, first = await measure(scoped, nq, 1, args.reps, _deadline_share(end, 1), pids)
+    summary, first = await measure_case(scoped, nq, 1, args.reps, _deadline_share(end, 1), pids)
     summary.update(case="Scoped 2-hop", kind="scope", depth=2, concurrency=1,
-                   scope_size=max(s.scope or 0 for s in first))  # fmt: skip
+                   scope_size=max((s.scope or 0 for s in first), default=None))  # fmt: skip
     results["Scoped 2-hop"] = summary
-    print(f"    {label} Scoped 2-hop: p50 {summary['p50_ms']:.1f} ms, scope "
-          f"{summary['scope_size']}", flush=True)  # fmt: skip
+    print(f"    {label} Scoped 2-hop: {_outcome(summary)}", flush=True)
     after = rss_mb()
     gc.unfreeze()
     return {
@@ -588,6 +599,14 @@ async def measure_store(
         "rss_mb_before": before["rss_mb"], "rss_mb_after": after["rss_mb"],
         "peak_rss_mb": after["peak_mb"],
     }  # fmt: skip
+
+
+def _outcome(summary: dict[str, Any]) -> str:
+    """A measured case in a line of the log: its p50, rows and rounds, or why it failed."""
+    if "failed" in summary:
+        return f"FAILED ({summary['failed']})"
+    return (f"p50 {summary['p50_ms']:.1f} ms, {summary['rows']:.0f} rows, "
+            f"{summary['rounds']:.1f} rounds")  # fmt: skip
 
 
 PROBES: dict[str, Callable[[Any], Awaitable[Sequence[Any]]]] = {
@@ -670,6 +689,9 @@ def bound_failures(where: str, cases: dict[str, Any], pool: int = 0) -> list[str
     candidate pool's rows, read once per traversal)."""
     out = []
     for name, c in cases.items():
+        if "failed" in c:
+            out.append(f"{where} {name}: {c['failed']}")
+            continue
         if c["kind"] == "scope":
             if c["rounds_max"] > c["depth"] + 1:
                 out.append(f"{where} {name}: {c['rounds_max']} rounds > {c['depth'] + 1}")
@@ -760,6 +782,9 @@ def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
         row = [name]
         for s in present:
             c = s[store]["cases"][name]
+            if "failed" in c:
+                row += ["failed", "-", "-"]
+                continue
             row.append(f"{c['p50_ms']:.1f}/{c['p95_ms']:.1f}/{c['p99_ms']:.1f}")
             row.append(f"{c['queries']:.0f}/{c['rows']:.0f}/{c['rounds']:.1f}")
             node = "-" if c["node_cpu_ms"] is None else f"{c['node_cpu_ms']:.1f}"
@@ -845,6 +870,7 @@ async def measure_size(
         pooled = CassandraStore(
             HashEmbedding(args.dim), keyspace=KEYSPACE, table=table_name(size, args.dim),
             session=session, candidate_pool=size_pool, create_schema=False,
+            request_timeout=args.request_timeout,
         )  # fmt: skip
         out[label] = await measure_store(label, pooled, cases, vectors, args)
         failures += bound_failures(f"{_k(size)} {label}", out[label]["cases"], size_pool)
@@ -986,6 +1012,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pool", default="",
                     help="candidate pool sizes to measure beside the store without one, e.g. "
                     "200 (CassandraStore(candidate_pool=...) on the same table)")  # fmt: skip
+    ap.add_argument("--request-timeout", type=float, default=60.0,
+                    help="seconds a Cassandra query may take before it fails (default 60; a "
+                    "case whose query fails is recorded as failed, the run goes on)")  # fmt: skip
     ap.add_argument("--wait-compaction", type=float, default=None,
                     help="most seconds to wait for the node to stop compacting a size's table "
                     "before measuring it (default 1800, quick 120)")  # fmt: skip
@@ -1013,6 +1042,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         ("--max-seconds", args.max_seconds, 1, 86_400), ("--dim", args.dim, 2, 4096),
         ("--seed", args.seed, 0, 2**32 - 1), ("--wait-compaction", args.wait_compaction, 0, 86_400),
         ("--replication-factor", args.replication_factor, 1, 3),
+        ("--request-timeout", args.request_timeout, 1, 3600),
     ]  # fmt: skip
     for flag, value, lo, hi in checks:
         if not lo <= value <= hi:

@@ -2,7 +2,8 @@
 size and prefix-stable (document i is the same in every size), its keyword degrees follow a
 power law (a few very common keywords, a long tail), its links point only to earlier
 documents (so they exist in every size), its bounds on rows and rounds do not depend on the
-corpus size, and bad flag values exit 2 naming the flag."""
+corpus size, bad flag values exit 2 naming the flag, and a case whose store fails is recorded
+as failed while the other cases are still measured."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+
+from hoprag.errors import StoreError
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
@@ -111,6 +114,7 @@ def test_row_and_round_bounds_come_from_the_strategy_parameters_alone(bench: Mod
         (["--replication-factor", "4"], "--replication-factor"),
         (["--pool", "0"], "--pool"),
         (["--pool", "1001"], "--pool"),
+        (["--request-timeout", "0"], "--request-timeout"),
     ],
 )
 def test_a_bad_flag_value_exits_2_naming_the_flag(
@@ -130,3 +134,34 @@ def test_quick_measures_ten_thousand_on_loopback_with_fewer_queries(bench: Modul
     assert (full.pool, full.replication_factor) == ([], 1)  # no pool, one replica: the defaults
     three = bench.parse_args(["--pool", "200", "--replication-factor", "3"])
     assert (three.pool, three.replication_factor) == ([200], 3)
+
+
+async def test_a_case_whose_store_fails_is_recorded_and_the_other_cases_are_measured(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query that times out on a saturated node (a `StoreError`) fails its case, not the run:
+    the case carries the error, the bound check reports it, the table prints it as failed,
+    and every other case and the scoped search are still measured (issue #30, the three-node
+    run that a client timeout ended with no JSON)."""
+    args = bench.parse_args(["--queries", "2", "--reps", "1", "--max-seconds", "30"])
+    store, _ = bench.memory_store(1000, args)
+    real = bench.traverse_once
+
+    async def failing(store: object, case: object, vector: list[float]) -> object:
+        if case.name == "Mmr d2":  # type: ignore[attr-defined]
+            raise StoreError("adjacent query failed: the request timed out on the client side")
+        return await real(store, case, vector)
+
+    monkeypatch.setattr(bench, "traverse_once", failing)
+    vectors = [bench.HashEmbedding(args.dim)(t) for t in bench.query_texts(args.seed, 2)]
+    out = await bench.measure_store("memory", store, bench.make_cases([1]), vectors, args)
+    cases = out["cases"]
+    assert "timed out" in cases["Mmr d2"]["failed"] and "p50_ms" not in cases["Mmr d2"]
+    measured = [name for name, c in cases.items() if "p50_ms" in c]
+    assert len(measured) == len(cases) - 1 and "Scoped 2-hop" in measured
+    assert "Mmr d2" not in out["first_ids"] and "Mmr d1" in out["first_ids"]
+    failures = bench.bound_failures("1k memory", cases)
+    assert failures == ["1k memory Mmr d2: StoreError: adjacent query failed: the request "
+                        "timed out on the client side"]  # fmt: skip
+    rows = bench.case_rows([{"size": 1000, "memory": out}], "memory")
+    assert [r for r in rows if r[0] == "Mmr d2"] == [["Mmr d2", "failed", "-", "-"]]

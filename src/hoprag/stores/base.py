@@ -31,6 +31,7 @@ from hoprag.edges import MetadataEdge
 from hoprag.errors import InvalidInputError, one_error
 from hoprag.filters import CompiledFilter, Filter, FilterPlan, condition_label
 from hoprag.resolve import Candidate
+from hoprag.validation import MAX_K, check_k
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -114,7 +115,9 @@ class PreparedQuery(Protocol):
     async def astart(self, *, k: int, adjacent_k: int) -> list[Hit]:
         """A traversal's start search: `asearch(k=k)`, the run going on to read edges with
         `adjacent_k`. A store may read more here to answer those edges with fewer queries
-        (CassandraStore's `candidate_pool`); this default does not."""
+        (CassandraStore's `candidate_pool`); this default does not. `adjacent_k` is checked
+        as the traversal's (an int in 0..1000) by every store."""
+        check_k(adjacent_k, maximum=MAX_K, what="adjacent_k")
         return await self.asearch(k=k)
 
     def take_notes(self) -> dict[str, int]:

@@ -313,6 +313,8 @@ class CassandraQuery(PreparedQuery):
         same round (`pool.py`), unless the run reads no edges, the pool would be no larger
         than the search, or the filter holds conditions checked after the read (the pool
         reads no metadata to check them on)."""
+        k = check_k(k, maximum=MAX_K)
+        adjacent_k = check_k(adjacent_k, maximum=MAX_K, what="adjacent_k")
         size = self._pool_size
         usable = adjacent_k > 0 and not self._residual and self._layout.pool_query(()) is not None
         if size <= k or not usable:

@@ -352,6 +352,19 @@ class ReadCompliance(Contract):
             await prepared.aadjacent(MetadataEdge("type", "bird"), k=k)
         with pytest.raises(InvalidInputError, match="k must be"):
             await prepared.aadjacent_many([MetadataEdge("type", "bird")], k=k)
+        with pytest.raises(InvalidInputError, match="k must be"):
+            await prepared.astart(k=k, adjacent_k=3)
+
+    @pytest.mark.parametrize("adjacent_k", [-1, 2.5, "3", True, None, MAX_K + 1])
+    async def test_bad_adjacent_k_of_a_start_search_is_invalid_input(
+        self, store: Store, adjacent_k: Any
+    ) -> None:
+        """`astart` checks `adjacent_k` as the traversal does, on every store, whether or
+        not the store reads ahead for it (issue #30)."""
+        prepared = await store.aprepare(_query())
+        with pytest.raises(InvalidInputError, match=r"adjacent_k must be an int 0\.\.1000"):
+            await prepared.astart(k=3, adjacent_k=adjacent_k)
+        assert len(await prepared.astart(k=3, adjacent_k=0)) == 3
 
     async def test_a_vector_search_of_up_to_max_k_rows_is_answered(self, store: Store) -> None:
         """Every store answers `k` up to `MAX_K` (1000) and refuses beyond it with the same
