@@ -1,6 +1,7 @@
 """The resumable bulk load from Python (`hoprag.stores.cassandra.bulk`), on the node: a load
 interrupted mid-way and run again writes each document exactly once (the second run sends
-only what the first did not record), a completed load writes nothing, another source or
+only what the first did not record), a completed load writes nothing, a catalogue entry
+that outlived its table (dropped and made again) is not trusted, another source or
 `restart=True` starts from the first document, and a table loaded with another embedding is
 refused before anything is written. (`hoprag load`, a command over it, is tested the same way
 in test_cli_cassandra.py.)"""
@@ -92,6 +93,27 @@ async def test_another_source_or_restart_loads_from_the_first_document(
         )
     assert (restarted.written, restarted.skipped, restarted.already_complete) == (12, 0, False)
     assert _inserts(log, "fresh") == [d.id for d in DOCS[:12]]
+
+
+@pytest.mark.parametrize("interrupted", [False, True], ids=["completed", "interrupted"])
+async def test_a_load_whose_table_was_dropped_and_made_again_loads_every_document(
+    cassandra_session: Any, keyspace: str, interrupted: bool
+) -> None:
+    table = f"remade_{int(interrupted)}"
+    store = _store(cassandra_session, keyspace, table)
+    docs = _until(25) if interrupted else iter(DOCS)
+    try:
+        await bulk.aload(store, docs, source="r", embedding_name="hash:16", batch=10)
+    except Interrupted:
+        assert interrupted
+    cassandra_session.execute(f"DROP TABLE {keyspace}.{table}", timeout=120)
+    again = _store(cassandra_session, keyspace, table)  # makes the table again, empty
+    with record_statements() as log:
+        result = await bulk.aload(again, iter(DOCS), source="r", embedding_name="hash:16")
+    assert (result.written, result.skipped, result.already_complete) == (50, 0, False)
+    assert _inserts(log, table) == [d.id for d in DOCS]
+    rows = cassandra_session.execute(f"SELECT id FROM {keyspace}.{table}")
+    assert sorted(r.id for r in rows) == [d.id for d in DOCS]
 
 
 def test_the_sync_load_resumes_as_the_async_one_does(cassandra_session: Any, keyspace: str) -> None:

@@ -8,7 +8,9 @@ completed, it writes nothing. `hoprag load` is a command over it.
 A batch that was being written when the load stopped is written again on the next run
 (the catalogue counts only whole batches; an upsert of the same document is idempotent). A
 table loaded with another embedding is refused (`InvalidInputError` naming `embedding_name`);
-`restart=True` loads from the first document whatever the catalogue says."""
+`restart=True` loads from the first document whatever the catalogue says. A catalogue entry
+whose table holds no row (the table was dropped and made again) is not trusted: the load
+starts from the first document."""
 
 from __future__ import annotations
 
@@ -70,6 +72,11 @@ def resume_point(
     return None if prior.complete else prior.written
 
 
+def _is_empty(store: CassandraStore) -> bool:
+    """Whether the store's table holds no row."""
+    return not list(store.session.execute(f"SELECT id FROM {store.layout.fq} LIMIT 1"))
+
+
 def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:
     it = iter(items)
     while batch := list(itertools.islice(it, size)):
@@ -119,6 +126,8 @@ async def aload(
     skip = resume_point(
         prior, source=source, embedding_name=embedding_name, restart=restart, where=where
     )
+    if skip != 0 and await anyio.to_thread.run_sync(_is_empty, store):
+        skip = 0  # the catalogue outlived its table
     if skip is None:
         done = prior.written if prior is not None else 0
         return LoadResult(written=done, skipped=done, already_complete=True)
