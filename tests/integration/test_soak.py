@@ -119,7 +119,7 @@ def test_reads_at_all_fail_while_a_node_is_down_and_one_and_quorum_do_not(soak: 
     # A read at ONE may come from the restarted replica before it got the writes it missed
     # (1 + 2 is not more than 3 replicas): "missing" is allowed there, an error is not.
     # A server ReadTimeout at ONE or QUORUM (a replica killed and not yet known down, or
-    # starved on a loaded machine) is retried once; the retry must find the document.
+    # starved on a loaded machine) is retried up to three times; a retry must find the document.
     retried = "ReadTimeout, then ok"
     assert set(kill["probes"]["ONE"]) <= {"ok", "missing", retried}, kill["probes"]
     assert set(kill["probes"]["QUORUM"]) <= {"ok", retried}, kill["probes"]

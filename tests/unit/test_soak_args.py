@@ -132,12 +132,14 @@ class _Session:
         ("QUORUM", [[("d1",)]], "ok", 1),
         ("QUORUM", ["timeout", [("d1",)]], "ReadTimeout, then ok", 2),
         ("QUORUM", ["timeout", []], "missing", 2),
-        ("QUORUM", ["timeout", "timeout"], "ReadTimeout", 2),
+        ("QUORUM", ["timeout", "timeout", "timeout", "timeout"], "ReadTimeout", 4),
         ("ONE", ["timeout", [("d1",)]], "ReadTimeout, then ok", 2),
+        ("ONE", ["timeout", "timeout", "timeout", [("d1",)]], "ReadTimeout, then ok", 4),
+        ("ONE", ["timeout", "timeout", []], "missing", 3),
         ("ALL", ["timeout"], "ReadTimeout", 1),
     ],
 )
-def test_a_probe_retries_a_server_timeout_once_below_all(
+def test_a_probe_retries_a_server_timeout_up_to_three_times_below_all(
     monkeypatch: pytest.MonkeyPatch, level: str, answers: list, counted: str, reads: int
 ) -> None:
     from cassandra import ConsistencyLevel, ReadTimeout
