@@ -68,10 +68,9 @@ Output: a side-by-side text table (case x size: p50/p95/p99 ms, queries/rows/rou
 loads, `--json` with the machine (`benchlib.machine_info`) and every figure (rewritten after
 each size with `"partial": true`, so that a run stopped later keeps what it measured),
 `--markdown` with the tables for docs/benchmarks.md, `--chart` with the figures
-(`scale_chart.py`: each measure
-against the size, log scale; `python scripts/scale_chart.py JSON PNG` redraws them from a
-saved run). Everything stays on loopback (other contact points are
-refused)."""
+(`scale_chart.py`: each measure against the size, log scale; `python scripts/scale_chart.py
+JSON PNG` redraws them from a saved run). Everything stays on loopback (other contact points
+are refused)."""
 
 from __future__ import annotations
 
