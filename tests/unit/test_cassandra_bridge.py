@@ -747,6 +747,68 @@ async def test_a_replica_failure_without_a_transient_reason_is_not_retried(reaso
     store.close()
 
 
+class _FailsByIdReads(FakeAstraSession):
+    """Fails the first `times` reads by id with `error`; answers every other query with no row."""
+
+    def __init__(self, error: Exception, times: int) -> None:
+        super().__init__()
+        self.error = error
+        self.left = times
+        self.by_id = 0
+
+    def execute_async(self, stmt: Any, params: Any, **kw: Any) -> FakeResponseFuture:
+        self.bound.append((stmt.query_string, params, kw))
+        if " IN ?" not in stmt.query_string and " IN (" not in stmt.query_string:
+            return FakeResponseFuture([[]])
+        self.by_id += 1
+        if self.left > 0:
+            self.left -= 1
+            return FakeResponseFuture([[]], error=self.error)
+        return FakeResponseFuture([[]])
+
+
+@pytest.mark.usefixtures("fast_retries")
+async def test_an_unknown_replica_failure_of_a_read_by_id_is_retried() -> None:
+    # Seen on a saturated three-node cluster (the soak at load average 48): a starved replica
+    # failed a read by id with UNKNOWN and logged nothing at ERROR; the next try answered.
+    from hoprag.stores.cassandra.executor import UNKNOWN_RETRIES
+
+    session = _FailsByIdReads(_read_failure(0), times=UNKNOWN_RETRIES)
+    store = _burst_store(session)
+    assert await store.aget(["a", "b"]) == []
+    assert session.by_id == UNKNOWN_RETRIES + 1  # answered on the last allowed try
+    assert store.in_flight == 0
+    store.close()
+
+
+@pytest.mark.usefixtures("fast_retries")
+@pytest.mark.parametrize(
+    ("reason", "tries"),
+    [(0, "unknown_retries"), (1, "once"), (4, "once")],
+    ids=["unknown_every_time", "tombstones", "read_size"],
+)
+async def test_a_read_by_id_failing_for_good_raises_the_replica_failure(
+    reason: int, tries: str
+) -> None:
+    from hoprag.stores.cassandra.executor import UNKNOWN_RETRIES
+
+    session = _FailsByIdReads(_read_failure(reason), times=100)
+    store = _burst_store(session)
+    with pytest.raises(StoreError, match=r"read by id .* failed on the replica"):
+        await store.aget(["a"])
+    assert session.by_id == (UNKNOWN_RETRIES + 1 if tries == "unknown_retries" else 1)
+    assert store.in_flight == 0
+    store.close()
+
+
+def test_only_a_query_ordered_by_ann_counts_as_an_ann_query() -> None:
+    from hoprag.stores.cassandra.executor import is_ann_query
+
+    assert is_ann_query("SELECT id FROM ks.t ORDER BY embedding ANN OF ? LIMIT ?")
+    assert is_ann_query("SELECT id FROM ks.t\n  ORDER BY embedding\n  ann of ? LIMIT ?")
+    assert not is_ann_query("SELECT id, body FROM ks.t WHERE id IN ?")
+
+
 @pytest.mark.parametrize("at_submit", [False, True], ids=["in_the_answer", "at_submit"])
 async def test_a_failure_in_a_burst_cancels_the_rest_and_frees_every_slot(at_submit: bool) -> None:
     from cassandra import InvalidRequest

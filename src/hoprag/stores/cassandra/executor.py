@@ -61,6 +61,12 @@ NODE_DOWN (5) and INDEX_NOT_AVAILABLE (6: a restarted node whose SAI indexes are
 queryable yet, while the coordinator still counts it as a replica that can answer)."""
 
 
+UNKNOWN_FAILURE_REASON = 0
+"""Cassandra's `RequestFailureReason.UNKNOWN`: an exception on the replica with no better code."""
+UNKNOWN_RETRIES = 2
+"""Retries of a read that is not an ANN query after a replica failed it with UNKNOWN."""
+
+
 def is_transient_read_error(exc: BaseException | None) -> bool:
     """Whether a read failed in a way another try can fix: a replica or the client timed out,
     too few replicas were alive, a connection broke, or every replica that failed it said why
@@ -72,11 +78,29 @@ def is_transient_read_error(exc: BaseException | None) -> bool:
     from cassandra.connection import ConnectionException
 
     if isinstance(exc, ReadFailure):
-        reasons = set((exc.error_code_map or {}).values())
+        reasons = _failure_reasons(exc)
         return bool(reasons) and reasons <= TRANSIENT_FAILURE_REASONS
     return isinstance(
         exc, ReadTimeout | Unavailable | OperationTimedOut | ConnectionException | NoHostAvailable
     )
+
+
+def is_unknown_replica_failure(exc: BaseException | None) -> bool:
+    """Whether a replica failed a read with UNKNOWN (and no replica with a final reason).
+    A starved replica fails a read by id this way under saturation, with nothing in its log
+    at ERROR; for an ANN query it is also how Cassandra 5.0 rejects a zero vector."""
+    from cassandra import ReadFailure
+
+    if not isinstance(exc, ReadFailure):
+        return False
+    reasons = _failure_reasons(exc)
+    allowed = TRANSIENT_FAILURE_REASONS | {UNKNOWN_FAILURE_REASON}
+    return UNKNOWN_FAILURE_REASON in reasons and reasons <= allowed
+
+
+def _failure_reasons(exc: Any) -> set[int]:
+    """The reason codes the replicas that failed a read gave."""
+    return set((exc.error_code_map or {}).values())
 
 
 class ReadRetries:
@@ -85,15 +109,20 @@ class ReadRetries:
     traversal's `timeout`), for as long as the next try starts before it. A run that set a
     deadline said how long it will wait: on an overloaded cluster, where reads time out
     several times in a row, it ends at that deadline (`TraversalTimeoutError`) instead of
-    failing with the store's error after a fixed number of tries."""
+    failing with the store's error after a fixed number of tries. A read that is not an ANN
+    query (`ann=False`: by id, by holder, a page) is also sent again after an UNKNOWN replica
+    failure, `UNKNOWN_RETRIES` times: no input of such a read makes a replica fail it that
+    way, while an ANN query's UNKNOWN (a zero vector) is final."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, ann: bool = True) -> None:
+        self.ann = ann
         self.tries = 0
+        self.unknown_tries = 0
         self.delay = READ_RETRY_DELAY
 
     def wait_before_next(self, exc: BaseException) -> float | None:
         """Seconds to wait before sending the read again after `exc`, or None: raise it."""
-        if not is_transient_read_error(exc):
+        if not is_transient_read_error(exc) and not self._retry_unknown(exc):
             return None
         self.tries += 1
         delay = self.delay
@@ -102,12 +131,25 @@ class ReadRetries:
         self.delay = min(self.delay * 2, READ_RETRY_MAX_DELAY)
         return delay
 
+    def _retry_unknown(self, exc: BaseException) -> bool:
+        """Whether `exc` is an UNKNOWN replica failure of a read that is not an ANN query and
+        has retries of that kind left (counting this one)."""
+        if self.ann or not is_unknown_replica_failure(exc):
+            return False
+        self.unknown_tries += 1
+        return self.unknown_tries <= UNKNOWN_RETRIES
+
 
 def _starts_before_deadline(delay: float) -> bool:
     """Whether a try `delay` seconds from now starts before the current cancel scope's
     deadline (False when it has none)."""
     deadline = anyio.current_effective_deadline()
     return math.isfinite(deadline) and anyio.current_time() + delay < deadline
+
+
+def is_ann_query(text: str) -> bool:
+    """Whether a CQL query orders its rows by vector similarity (`ORDER BY ... ANN OF ?`)."""
+    return " ANN OF " in " ".join(text.upper().split())
 
 
 def is_timeout(exc: BaseException | None) -> bool:
@@ -173,7 +215,7 @@ class Executor:
         text = stmt.query_string.lstrip().upper()
         if self._fast and text.startswith("SELECT"):
             vectors.raw_result_vectors(stmt)
-        if "ANN OF" in text:
+        if is_ann_query(text):
             # Cassandra runs ANN queries at ONE / LOCAL_ONE anyway and warns otherwise.
             stmt.consistency_level = ConsistencyLevel.LOCAL_ONE
         elif self._consistency and text.startswith(("INSERT", "UPDATE", "DELETE")):
@@ -481,7 +523,7 @@ class _Burst:
     async def _answer(self, slot: _Slot) -> list[Any]:
         """The rows of `slot`'s query, sent again (keeping its slots) after a transient
         failure, as `ReadRetries` says."""
-        retries = ReadRetries()
+        retries = ReadRetries(ann=is_ann_query(self.calls[slot.index][0]))
         while True:
             assert slot.request is not None
             try:

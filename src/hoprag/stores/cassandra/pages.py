@@ -39,7 +39,7 @@ class PageReader:
         """The next page of rows as tuples, or None after the last."""
         if self.done:
             return None
-        retries = ReadRetries()
+        retries = ReadRetries(ann=False)
         while True:
             try:
                 request = bridge.submit(
