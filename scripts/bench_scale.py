@@ -342,6 +342,9 @@ class LoadMeter:
         self.skipped = skipped
         self.t0 = time.perf_counter()
         self.marks = [(skipped, self.t0)]
+        if skipped:
+            print(f"    resuming: the load catalogue has {skipped:,} written; skipping them",
+                  flush=True)  # fmt: skip
 
     def progress(self, done: int) -> None:
         """`done` documents are written in all."""
@@ -1189,7 +1192,12 @@ def save_json(path: Path, out: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    out = asyncio.run(amain(args))
+    try:
+        out = asyncio.run(amain(args))
+    except KeyboardInterrupt:
+        print("\nbench_scale: interrupted; run the same command again to resume a load",
+              file=sys.stderr)  # fmt: skip
+        return 130
     print()
     print(report(out))
     for f in out["failures"]:

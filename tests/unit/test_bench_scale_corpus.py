@@ -165,3 +165,31 @@ async def test_a_case_whose_store_fails_is_recorded_and_the_other_cases_are_meas
                         "timed out on the client side"]  # fmt: skip
     rows = bench.case_rows([{"size": 1000, "memory": out}], "memory")
     assert [r for r in rows if r[0] == "Mmr d2"] == [["Mmr d2", "failed", "-", "-"]]
+
+
+def test_a_resumed_load_says_how_many_documents_it_skips_and_counts_rates_from_there(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A load resumed from the catalogue says so before the skipped documents are generated
+    again (half a million take a while), and its tenths count only what this run wrote."""
+    meter = bench.LoadMeter(1_000_000)
+    meter.started(500_000)
+    assert "resuming: the load catalogue has 500,000 written" in capsys.readouterr().out
+    meter.progress(600_000)
+    assert [p["docs"] for p in meter.parts()] == [100_000]
+    fresh = bench.LoadMeter(1000)
+    fresh.started(0)
+    assert "resuming" not in capsys.readouterr().out
+
+
+def test_ctrl_c_ends_the_script_with_exit_130_and_how_to_resume_not_a_traceback(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def interrupted(args: object) -> dict:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "amain", interrupted)
+    assert bench.main(["--sizes", "10000", "--load-only"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted; run the same command again to resume" in err
+    assert "Traceback" not in err
