@@ -566,6 +566,13 @@ def cluster_info(session: Any) -> dict[str, Any]:
     return {"nodes": nodes, "replication_factor": factor}
 
 
+NO_NODE_CPU = (
+    "node CPU: not measured (the contact points are not nodes that scripts/cassandra started "
+    "under this HOPRAG_CASSANDRA_HOME; give it the HOPRAG_CASSANDRA_HOME and "
+    "HOPRAG_CASSANDRA_FIRST_IP the nodes were started with)"
+)
+
+
 def local_node_pids(session: Any) -> list[int]:
     """The JVM pids of the nodes `scripts/cassandra` started here, when the session talks to
     those nodes only (else none: node CPU is then not measured)."""
@@ -1025,6 +1032,8 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
 
     session = await asyncio.to_thread(connect, args.contact_points)
     args.node_pids = await asyncio.to_thread(local_node_pids, session)
+    if not args.node_pids:
+        print(NO_NODE_CPU, flush=True)
     for stmt in keyspace_statements(KEYSPACE, replication_map(args.replication_factor)):
         session.execute(stmt, timeout=120)
     cluster = cluster_info(session)
