@@ -87,9 +87,10 @@ class CassandraConfig(BaseModel):
     scores and tokens) beside its start search, and answers from them every edge whose value
     at least `adjacent_k` of them hold, instead of a filtered vector search, which Cassandra
     5.0 pays in proportion to the documents sharing the value (`pool.py`). 0: no pool. On
-    `bench_scale`'s power-law corpus a pool of 1000 halved 1M-document traversals from depth 2
-    and made 10k ones 1.8-4.6x slower (docs/benchmarks.md): worth it where some values are
-    shared by a percent or more of many documents."""
+    `bench_scale`'s power-law corpus a pool of 1000 made 1M-document traversals from depth 2
+    up to a quarter faster (half, right after a load) and 10k ones 2-5x slower
+    (docs/benchmarks.md): worth trying where some values are shared by a percent or more of
+    many documents."""
 
     def __init__(self, **data: Any) -> None:
         try:
