@@ -587,6 +587,15 @@ def local_node_pids(session: Any) -> list[int]:
     return list(local.values()) if hosts and hosts <= set(local) else []
 
 
+def node_pids_or_say_why_not(session: Any) -> list[int]:
+    """`local_node_pids`, printing `NO_NODE_CPU` when there are none, so that a run without
+    the node's CPU says so instead of showing it as "-"."""
+    pids = local_node_pids(session)
+    if not pids:
+        print(NO_NODE_CPU, flush=True)
+    return pids
+
+
 async def measure(
     run: Runner, queries: int, concurrency: int, reps: int, deadline: float, pids: Sequence[int]
 ) -> tuple[dict[str, Any], list[Sample]]:
@@ -1031,9 +1040,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     from hoprag.stores.cassandra.session import connect
 
     session = await asyncio.to_thread(connect, args.contact_points)
-    args.node_pids = await asyncio.to_thread(local_node_pids, session)
-    if not args.node_pids:
-        print(NO_NODE_CPU, flush=True)
+    args.node_pids = await asyncio.to_thread(node_pids_or_say_why_not, session)
     for stmt in keyspace_statements(KEYSPACE, replication_map(args.replication_factor)):
         session.execute(stmt, timeout=120)
     cluster = cluster_info(session)

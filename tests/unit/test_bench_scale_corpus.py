@@ -193,3 +193,27 @@ def test_ctrl_c_ends_the_script_with_exit_130_and_how_to_resume_not_a_traceback(
     err = capsys.readouterr().err
     assert "interrupted; run the same command again to resume" in err
     assert "Traceback" not in err
+
+
+def test_a_run_against_nodes_it_did_not_start_says_the_node_cpu_is_not_measured(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Node CPU is read from the JVMs `scripts/cassandra` started; against any other node the
+    run says so (and how to fix it) instead of leaving the column at "-" unexplained."""
+
+    class Host:
+        address = "10.255.255.1"  # no node of scripts/cassandra listens there
+
+    class Metadata:
+        def all_hosts(self) -> list[Host]:
+            return [Host()]
+
+    class Cluster:
+        metadata = Metadata()
+
+    class Session:
+        cluster = Cluster()
+
+    assert bench.node_pids_or_say_why_not(Session()) == []
+    out = capsys.readouterr().out
+    assert "node CPU: not measured" in out and "HOPRAG_CASSANDRA_HOME" in out
