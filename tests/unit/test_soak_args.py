@@ -153,3 +153,55 @@ def test_a_probe_retries_a_server_timeout_up_to_three_times_below_all(
     stmt = SimpleStatement("SELECT id", consistency_level=getattr(ConsistencyLevel, level))
     assert probe._probe(stmt, "d1") == counted
     assert session.reads == reads
+
+
+class _Clock:
+    """A monotonic clock that only moves when the code under test sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.mark.parametrize(
+    ("failing_passes", "unreadable"),
+    [(0, 0), (1, 0), (6, 0), (100, 1)],  # six passes outlast the old five retries
+)
+def test_the_final_check_reads_a_failed_read_at_all_again_until_its_time_is_up(
+    monkeypatch: pytest.MonkeyPatch, failing_passes: int, unreadable: int
+) -> None:
+    import asyncio
+
+    import cassandra.concurrent
+    from cassandra import Unavailable
+
+    soak = _soak_module()
+    clock = _Clock()
+    monkeypatch.setattr(soak.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(soak.asyncio, "sleep", clock.sleep)
+    passes: list[list[str]] = []
+
+    def execute(session: object, stmt: object, params: list, **kw: object) -> list:
+        ids = [p[0] for p in params]
+        passes.append(ids)
+        down = len(passes) <= failing_passes
+        return [
+            (False, Unavailable("a replica is down")) if i == "d2" and down else (True, [(i,)])
+            for i in ids
+        ]
+
+    monkeypatch.setattr(cassandra.concurrent, "execute_concurrent_with_args", execute)
+    check = soak.Soak.__new__(soak.Soak)
+    check.session = object()
+    answers, retries, waited = asyncio.run(check._read_all_at_all("stmt", ["d1", "d2", "d3"]))
+    assert passes[0] == ["d1", "d2", "d3"] and all(p == ["d2"] for p in passes[1:])
+    assert [i for i, (ok, _) in answers.items() if not ok] == ["d2"][:unreadable]
+    assert retries == len(passes) - 1
+    assert waited <= soak.VERIFY_WITHIN
+    if unreadable:  # it gave up only when the next pause would pass the deadline
+        assert clock.now > soak.VERIFY_WITHIN - 30
