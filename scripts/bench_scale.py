@@ -411,15 +411,44 @@ async def load_size(
 
 
 def node_tasks(session: Any) -> list[str]:
-    """The node's running SSTable tasks (compactions, index builds) on any table, as text
-    (`system_views.sstable_tasks`)."""
-    rows = session.execute(
+    """Every node's running SSTable tasks (compactions, index builds) on any table, as text
+    (`system_views.sstable_tasks` is per node: each host is asked in turn)."""
+    query = (
         "SELECT keyspace_name, table_name, kind, completion_ratio FROM system_views.sstable_tasks"
     )
-    return [
-        f"{r.kind} of {r.keyspace_name}.{r.table_name} at {100 * r.completion_ratio:.0f}%"
-        for r in rows
-    ]
+    tasks = []
+    for host in session.cluster.metadata.all_hosts():
+        rows = session.execute(query, host=host) if host.is_up else []
+        tasks += [
+            f"{r.kind} of {r.keyspace_name}.{r.table_name} at {100 * r.completion_ratio:.0f}%"
+            f" on {host.address}"
+            for r in rows
+        ]
+    return tasks
+
+
+def flush_nodes(nodes: int, table: str) -> dict[str, Any]:
+    """`nodetool flush` the table on each of the `nodes` local nodes (`scripts/cassandra
+    nodetool --node N`), so that a size is measured from SSTables rather than with the load's
+    last rows in the memtable (that cost the 1M reads up to 2x more); seconds and failures."""
+    import subprocess
+
+    if not nodes:
+        print("  not flushed: the nodes are not local ones (memtable rows are measured too)")
+        return {"flushed": False, "seconds": 0.0, "errors": []}
+    tool = Path(__file__).resolve().parent / "cassandra"
+    t0, errors = time.monotonic(), []
+    for n in range(1, nodes + 1):
+        done = subprocess.run(
+            [sys.executable, str(tool), "nodetool", "--node", str(n), "flush", KEYSPACE, table],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        if done.returncode != 0:
+            errors.append(f"node {n}: {(done.stderr or done.stdout).strip()[-300:]}")
+    secs = time.monotonic() - t0
+    print(f"  flushed {KEYSPACE}.{table} on {nodes} node(s) in {secs:.0f} s"
+          + (f"; failed: {errors}" if errors else ""), flush=True)  # fmt: skip
+    return {"flushed": not errors, "seconds": round(secs, 1), "errors": errors}
 
 
 async def wait_quiet(session: Any, limit: float) -> dict[str, Any]:
@@ -905,10 +934,20 @@ def case_rows(sizes: list[dict[str, Any]], store: str) -> list[list[str]]:
     return rows
 
 
+def _flush_and_wait(flush: dict[str, Any] | None, quiet: dict[str, Any] | None) -> str:
+    """' (flushed; waited 12 s)' for the load table: how the size was brought to rest."""
+    said = []
+    if flush is not None:
+        said.append(f"flushed {flush['seconds']:.0f} s" if flush["flushed"] else "not flushed")
+    if quiet:
+        said.append(f"waited {quiet['waited_s']:.0f} s" + ("" if quiet["quiet"] else ", busy"))
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     """Header and one row per size: the load, its first and last tenth, SSTables, RSS."""
     rows = [["size", "load", "docs/s", "first/last 10% docs/s",
-             "SSTables measured (compaction wait)", "RSS MiB before/after (cassandra)",
+             "SSTables measured (flush; compaction wait)", "RSS MiB before/after (cassandra)",
              "memory: fill s, RSS after"]]  # fmt: skip
     for s in sizes:
         ld = s["load"]
@@ -923,9 +962,7 @@ def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
         mem = s.get("memory")
         mem_txt = f"{s['memory_fill_s']:.0f}, {mem['rss_mb_after']:.0f}" if mem else "-"
         sst = str(s.get("sstables_measured", ld["sstables"]))
-        quiet = s.get("quiet")
-        if quiet:
-            sst += f" (waited {quiet['waited_s']:.0f} s" + (")" if quiet["quiet"] else ", busy)")
+        sst += _flush_and_wait(s.get("flush"), s.get("quiet"))
         rows.append([_label(s), how, rate, ends, sst, rss, mem_txt])
     return rows
 
@@ -960,8 +997,8 @@ def markdown(rows: list[list[str]]) -> str:
 async def measure_size(
     session: Any, corp: Corpus, args: argparse.Namespace
 ) -> tuple[dict[str, Any], list[str]]:
-    """Load one corpus, then measure it on Cassandra (once the node has stopped compacting
-    it) and, when small enough, on MemoryStore."""
+    """Load one corpus, then measure it on Cassandra (once its table is flushed and the nodes
+    have stopped compacting) and, when small enough, on MemoryStore."""
     from hoprag.stores.cassandra.schema import sstable_count
     from hoprag.stores.cassandra.store import CassandraStore
 
@@ -977,6 +1014,7 @@ async def measure_size(
     vectors = [HashEmbedding(args.dim)(t) for t in texts]
     per_node = per_node_rows(corp.keywords_max, corp.links_max)
     out["per_node_rows"] = per_node
+    out["flush"] = await asyncio.to_thread(flush_nodes, len(args.node_pids), corp.table(args.dim))
     out["quiet"] = await wait_quiet(session, args.wait_compaction)
     out["sstables_measured"] = sstable_count(session, KEYSPACE, corp.table(args.dim))
     cases = make_cases(args.concurrency)

@@ -66,6 +66,10 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     assert size["size"] == 10_000
     load = size["load"]
     assert load["complete"] is True and load["written"] == 10_000
+    # The table is flushed before it is measured on the nodes the run can reach with nodetool
+    # (those it also reads the CPU of), and the run waited until no node compacted.
+    assert size["flush"]["flushed"] is data["node_cpu_measured"], size["flush"]
+    assert size["flush"]["errors"] == []
     for store in ("cassandra", "cassandra pool 100", "memory"):
         cases = size[store]["cases"]
         assert set(cases) == TRAVERSALS | {"Scoped 2-hop"}, store

@@ -217,3 +217,52 @@ def test_a_run_against_nodes_it_did_not_start_says_the_node_cpu_is_not_measured(
     assert bench.node_pids_or_say_why_not(Session()) == []
     out = capsys.readouterr().out
     assert "node CPU: not measured" in out and "HOPRAG_CASSANDRA_HOME" in out
+
+
+def test_the_wait_for_compactions_asks_every_node_that_is_up(bench: ModuleType) -> None:
+    """`system_views.sstable_tasks` is per node: on three nodes each one is asked (a node that
+    is down is not), and each task says where it runs."""
+
+    class Host:
+        def __init__(self, address: str, up: bool) -> None:
+            self.address, self.is_up = address, up
+
+    class Row:
+        keyspace_name, table_name, kind, completion_ratio = "ks", "t", "compaction", 0.5
+
+    hosts = [Host("127.0.0.61", True), Host("127.0.0.62", False), Host("127.0.0.63", True)]
+    asked: list[str] = []
+
+    class Session:
+        class cluster:  # the driver's attribute names
+            class metadata:
+                @staticmethod
+                def all_hosts() -> list[Host]:
+                    return hosts
+
+        @staticmethod
+        def execute(query: str, host: Host) -> list[Row]:
+            asked.append(host.address)
+            return [Row()] if host.address.endswith("63") else []
+
+    assert bench.node_tasks(Session()) == ["compaction of ks.t at 50% on 127.0.0.63"]
+    assert asked == ["127.0.0.61", "127.0.0.63"]
+
+
+def test_nodes_the_run_did_not_start_are_not_flushed_and_it_says_so(
+    bench: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench.flush_nodes(0, "n10000_d64") == {"flushed": False, "seconds": 0.0, "errors": []}
+    assert "not flushed" in capsys.readouterr().out
+
+
+def test_a_flush_that_fails_is_recorded_per_node(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no node running under this HOPRAG_CASSANDRA_HOME, scripts/cassandra's nodetool
+    refuses each node: the failure is kept, the size is marked not flushed."""
+    monkeypatch.setenv("HOPRAG_CASSANDRA_HOME", str(tmp_path / "nothing-here"))
+    done = bench.flush_nodes(2, "n10000_d64")
+    assert done["flushed"] is False
+    assert [e.split(":")[0] for e in done["errors"]] == ["node 1", "node 2"]
+    assert "not running" in done["errors"][0]
