@@ -611,7 +611,7 @@ def test_fields_declare_on_a_missing_table_fails_clearly(
 ) -> None:
     r = _hoprag(cassandra_contact_points, "fields", "declare", "--table", "nope", "rank=number",
                 "--keyspace", keyspace)  # fmt: skip
-    assert r.returncode == 1 and "does not exist" in r.stderr, r.stderr
+    assert r.returncode == 2 and "does not exist" in r.stderr, r.stderr
 
 
 # --- films: aresolve against SQL over movies.db ------------------------------------------------

@@ -100,3 +100,16 @@ async def test_update_metadata_keeps_declared_fields_right_and_refuses_unknown_i
     (b,) = await (await store.aprepare(None)).aget(["b"])
     assert b.document.metadata == {"year": 2000}  # nothing was written
     assert await (await store.aprepare(None)).aget(["zz"]) == []
+
+
+def test_a_missing_table_is_a_mistake_in_the_command_for_link_and_the_store(
+    cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    """A table that is not there is named back with exit status 2 (the README's rule for an
+    unknown table), and the store refuses it with InvalidInputError naming `table`."""
+    r = _hoprag(cassandra_contact_points, keyspace, "link", "--table", "no_such_table")
+    assert r.returncode == 2, r.stderr
+    assert f"{keyspace}.no_such_table does not exist" in r.stderr and "Traceback" not in r.stderr
+    with pytest.raises(InvalidInputError, match=r"table='no_such_table'.*does not exist"):
+        CassandraStore(HashEmbedding(8), keyspace=keyspace, table="no_such_table",
+                       session=cassandra_session, create_schema=False)  # fmt: skip

@@ -56,7 +56,8 @@ class CassandraConfig(BaseModel):
     or empty table gets it; a table that has it keeps it, whether later stores ask or not
     (mode='hoprag' only)."""
     create_schema: bool = Field(True, description=_BOOL)
-    """Create the table and its indexes when missing."""
+    """Create the table and its indexes when missing; with False a missing table raises
+    `InvalidInputError` naming `table`."""
     create_keyspace: bool = Field(True, description=_BOOL)
     """Create the keyspace when missing (with `create_schema`)."""
     request_timeout: float | None = Field(

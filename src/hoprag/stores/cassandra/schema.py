@@ -248,7 +248,10 @@ def setup_table(
             )
         dimension = existing
     elif not config.create_schema:
-        raise StoreError(f"table {layout.fq} does not exist (create_schema=False)")
+        raise InvalidInputError(
+            f"table={layout.table!r}: {layout.fq} does not exist (create_schema=False); "
+            "load it first or open the store with create_schema=True"
+        )
     if dimension is None:
         dimension = probe()
     if not config.create_schema:
