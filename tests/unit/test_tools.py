@@ -150,6 +150,19 @@ async def test_malformed_arguments_name_the_parameter_value_and_what_is_allowed(
     assert shown in str(exc)
 
 
+async def test_a_null_limit_is_the_default_as_for_every_optional_parameter(
+    tool: SearchTool,
+) -> None:
+    """Models send null for optional parameters they do not set: a null limit asks for the
+    default (10), the same answer as leaving it out, and the schema says null is allowed."""
+    given = await tool.arun(topic="war", limit=None)
+    omitted = await tool.arun(topic="war")
+    assert [n.id for n in given.nodes] == [n.id for n in omitted.nodes]
+    assert len(given.nodes) == 10 and given.arguments["limit"] == 10
+    schema = tool.args_schema.model_json_schema()["properties"]["limit"]
+    assert {"type": "null"} in schema["anyOf"] and schema["default"] == 10
+
+
 async def test_no_topic_and_nothing_else_is_refused_naming_topic(tool: SearchTool) -> None:
     with pytest.raises(InvalidInputError) as info:
         await tool.arun(limit=5)

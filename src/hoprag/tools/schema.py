@@ -314,7 +314,8 @@ class Value:
 
 @dataclass(frozen=True, slots=True)
 class Limit:
-    """How many results a call asks for: an integer 1..`maximum`, `default` when not given."""
+    """How many results a call asks for: an integer 1..`maximum`, `default` when not given
+    or null (models often send null for an optional parameter)."""
 
     default: int = 10
     maximum: int = 50
@@ -328,7 +329,7 @@ class Limit:
         _check_description(self.description, "Limit description")
 
     def pydantic_field(self) -> tuple[Any, Any]:
-        """The pydantic (annotation, field) of this parameter (a strict integer)."""
+        """The pydantic (annotation, field) of this parameter (a strict integer, or null)."""
         info = Field(
             self.default,
             description=f"{self.description} Default {self.default}, at most {self.maximum}.",
@@ -336,7 +337,7 @@ class Limit:
             ge=1,
             le=self.maximum,
         )
-        return int, info
+        return int | None, info
 
     def allowed(self) -> str:
         """What a call may give, for error messages."""
@@ -439,4 +440,8 @@ def validate_arguments(
         checked = model.model_validate(dict(arguments))
     except ValidationError as exc:
         raise arguments_error(exc, parameters) from None
-    return checked.model_dump()
+    values = checked.model_dump()
+    for p in parameters:
+        if isinstance(p, Limit) and values[p.name] is None:
+            values[p.name] = p.default
+    return values
