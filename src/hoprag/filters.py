@@ -581,12 +581,20 @@ def _tightest(conds: list[Condition]) -> list[Condition]:
 def _normal_form(raw_branches: list[list[Condition]]) -> CompiledFilter:
     """The canonical `CompiledFilter` of branches (each an AND of conditions, the list ORed):
     conditions and branches deduplicated and sorted, each range bound the tightest of its side
-    and field."""
+    and field, and a branch that holds every condition of another dropped (it passes only
+    documents the other passes: one query fewer)."""
     branches: dict[tuple[Condition, ...], None] = {}
     for raw in raw_branches:
         conds = sorted(dict.fromkeys(_tightest(raw)), key=_sort_key)
         if not conds:
             return MATCH_ALL  # one branch without conditions: everything passes
         branches[tuple(conds)] = None
-    ordered = sorted(branches, key=lambda b: [_sort_key(c) for c in b])
+    ordered = sorted(_absorbed(list(branches)), key=lambda b: [_sort_key(c) for c in b])
     return CompiledFilter(tuple(ordered))
+
+
+def _absorbed(branches: list[tuple[Condition, ...]]) -> list[tuple[Condition, ...]]:
+    """The distinct branches without those that contain all the conditions of a shorter one
+    (`a OR (a AND b)` is `a`)."""
+    sets = [frozenset(b) for b in branches]
+    return [b for b, s in zip(branches, sets, strict=True) if not any(o < s for o in sets)]

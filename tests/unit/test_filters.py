@@ -208,3 +208,20 @@ def test_and_filters_is_the_conjunction_checked_as_one_filter() -> None:
     wide = compile_filter({"k": {"$in": list(range(40))}})
     with pytest.raises(InvalidInputError, match="80 alternatives"):
         and_filters(access, wide)
+
+
+def test_a_branch_holding_every_condition_of_another_is_dropped_as_implied() -> None:
+    """`a OR (a AND b)` is `a`: one query instead of two, the same documents pass."""
+    flt = {"$or": [{"a": 1}, {"a": 1, "b": 2}, {"c": 3}]}
+    assert _ops(compile_filter(flt)) == [[("a", "$eq", 1)], [("c", "$eq", 3)]]
+    # A view's access filter ANDed with a caller's $or whose one side the access range
+    # already implies (y >= 2000 is tighter than y >= 1990): the k = 1 branches add nothing.
+    access = compile_filter({"tenant": {"$in": ["a", "b"]}, "y": {"$gte": 2000}}, "access_filter")
+    caller = compile_filter({"$or": [{"k": 1}, {"y": {"$gte": 1990}}]})
+    both = and_filters(access, caller)
+    assert both == access and len(both.branches) == 2
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        d = {"tenant": str(rng.choice(["a", "b", "c"])), "y": int(rng.integers(1980, 2020)),
+             "k": int(rng.integers(0, 3))}  # fmt: skip
+        assert matches(both, d) == (matches(access, d) and matches(caller, d)), d
