@@ -57,7 +57,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
-from benchlib import LookupEmbeddings, load_average, machine_info, summary_ms, text_table
+from benchlib import (
+    LookupEmbeddings,
+    load_average,
+    local_node_pids,
+    machine_info,
+    node_pids_or_say_why_not,
+    summary_ms,
+    text_table,
+)
 
 import hoprag
 from hoprag import Document, MetadataEdge
@@ -281,26 +289,6 @@ async def prepare_tables(session: Any, ds: Dataset, reload: bool) -> dict[str, A
     return info
 
 
-def _local_nodes(tool: Path) -> dict[str, int]:
-    """Address -> JVM pid of the nodes `scripts/cassandra` started on this machine (none:
-    empty)."""
-    done = subprocess.run(
-        [sys.executable, str(tool), "pids"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        return {}
-    pairs = (line.split() for line in done.stdout.splitlines())
-    return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
-
-
-def _session_is_local(session: Any, local: dict[str, int]) -> bool:
-    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
-    return bool(hosts) and hosts <= set(local)
-
-
 def level_tables(session: Any, tables: list[str]) -> dict[str, Any]:
     """Put both tables of a pair on the same footing: when either is spread over more than one
     SSTable, ask the local node (`scripts/cassandra nodetool compact`) for a major compaction of
@@ -312,7 +300,7 @@ def level_tables(session: Any, tables: list[str]) -> dict[str, Any]:
     if all(n <= 1 for n in before.values()):
         return out
     tool = Path(__file__).resolve().parent / "cassandra"
-    if not _session_is_local(session, _local_nodes(tool)):
+    if not local_node_pids(session):
         print(f"  SSTables {before}: the node is not one scripts/cassandra started; not compacted")
         return out
     try:
@@ -460,8 +448,7 @@ class CpuMeter:
     `scripts/cassandra` did not start, or when /proc cannot be read."""
 
     def __init__(self, session: Any) -> None:
-        local = _local_nodes(Path(__file__).resolve().parent / "cassandra")
-        self.pids = list(local.values()) if _session_is_local(session, local) else []
+        self.pids = node_pids_or_say_why_not(session)
         self.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
         self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 

@@ -90,7 +90,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchlib import load_average, machine_info, percentile, text_table
+from benchlib import load_average, machine_info, node_pids_or_say_why_not, percentile, text_table
 
 import hoprag
 from hoprag import Document, Scope
@@ -593,36 +593,6 @@ def cluster_info(session: Any) -> dict[str, Any]:
     factor = int(dict(row[0]).get("replication_factor", 0)) if row else 0
     nodes = sorted(str(h.address) for h in session.cluster.metadata.all_hosts())
     return {"nodes": nodes, "replication_factor": factor}
-
-
-NO_NODE_CPU = (
-    "node CPU: not measured (the contact points are not nodes that scripts/cassandra started "
-    "under this HOPRAG_CASSANDRA_HOME; give it the HOPRAG_CASSANDRA_HOME and "
-    "HOPRAG_CASSANDRA_FIRST_IP the nodes were started with)"
-)
-
-
-def local_node_pids(session: Any) -> list[int]:
-    """The JVM pids of the nodes `scripts/cassandra` started here, when the session talks to
-    those nodes only (else none: node CPU is then not measured)."""
-    import subprocess
-
-    tool = Path(__file__).resolve().parent / "cassandra"
-    done = subprocess.run([sys.executable, str(tool), "pids"], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    pairs = [ln.split() for ln in done.stdout.splitlines()] if done.returncode == 0 else []
-    local = {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
-    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
-    return list(local.values()) if hosts and hosts <= set(local) else []
-
-
-def node_pids_or_say_why_not(session: Any) -> list[int]:
-    """`local_node_pids`, printing `NO_NODE_CPU` when there are none, so that a run without
-    the node's CPU says so instead of showing it as "-"."""
-    pids = local_node_pids(session)
-    if not pids:
-        print(NO_NODE_CPU, flush=True)
-    return pids
 
 
 async def measure(

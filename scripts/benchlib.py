@@ -1,5 +1,6 @@
 """Helpers shared by the benchmark scripts in scripts/: precomputed-embedding lookup, latency
-summaries, plain-text tables, the machine/version description and load-average checks.
+summaries, plain-text tables, the machine/version description, load-average checks and the
+local nodes whose CPU a run can read.
 
 The scripts import it as a sibling module (`from benchlib import ...`); run them from the
 repository root (`python scripts/bench.py`), which puts scripts/ on `sys.path`."""
@@ -12,8 +13,17 @@ import math
 import os
 import platform
 import statistics
+import subprocess
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+NO_NODE_CPU = (
+    "node CPU: not measured (the contact points are not nodes that scripts/cassandra started "
+    "under this HOPRAG_CASSANDRA_HOME; give it the HOPRAG_CASSANDRA_HOME and "
+    "HOPRAG_CASSANDRA_FIRST_IP the nodes were started with)"
+)
 
 
 class LookupEmbeddings:
@@ -142,3 +152,24 @@ def machine_info(session: Any = None) -> dict[str, Any]:
         row = session.execute("SELECT release_version FROM system.local").one()
         info["cassandra"] = row[0]
     return info
+
+
+def local_node_pids(session: Any) -> list[int]:
+    """The JVM pids of the nodes `scripts/cassandra` started here (under this
+    HOPRAG_CASSANDRA_HOME), when the session talks to those nodes only; else none."""
+    tool = Path(__file__).resolve().parent / "cassandra"
+    done = subprocess.run([sys.executable, str(tool), "pids"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    pairs = [ln.split() for ln in done.stdout.splitlines()] if done.returncode == 0 else []
+    local = {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[1].isdigit()}
+    hosts = {str(h.address) for h in session.cluster.metadata.all_hosts()}
+    return list(local.values()) if hosts and hosts <= set(local) else []
+
+
+def node_pids_or_say_why_not(session: Any) -> list[int]:
+    """`local_node_pids`, printing `NO_NODE_CPU` when there are none, so that a run without
+    the nodes' CPU says so instead of showing it as "-"."""
+    pids = local_node_pids(session)
+    if not pids:
+        print(NO_NODE_CPU, flush=True)
+    return pids
