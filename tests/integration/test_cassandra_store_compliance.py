@@ -53,9 +53,17 @@ def _holding(embedding: Any, documents: list[Document], fields: Mapping[str, str
 def store_factory(
     cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
 ) -> StoreFactory:
+    return _factory(cassandra_session, keyspace, shared_tables)
+
+
+def _factory(
+    cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]], **options: Any
+) -> StoreFactory:
+    """The suite's store factory: CassandraStores with `options` over fresh or shared tables."""
+
     def open_store(embedding: Any, space: str, table: str, fields: Mapping[str, str]) -> Any:
         return CassandraStore(embedding, keyspace=space, table=table, session=cassandra_session,
-                              fields=fields, lexical=True)  # fmt: skip
+                              fields=fields, lexical=True, **options)  # fmt: skip
 
     async def make(
         embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
@@ -93,6 +101,20 @@ class TestCassandraStoreCompliance(StoreCompliance):
     passes the shared suite with no deviation."""
 
     deviations: ClassVar[dict[str, str]] = {}
+
+
+class TestCassandraStoreWithAFullPoolCompliance(StoreCompliance):
+    """The same suite through a candidate pool larger than any of its tables: every run's pool
+    holds every document that passes its filter, so it answers every edge (`pool.py`), and the
+    answers must be the ones the filtered searches give."""
+
+    deviations: ClassVar[dict[str, str]] = {}
+
+    @pytest.fixture
+    def store_factory(
+        self, cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
+    ) -> StoreFactory:
+        return _factory(cassandra_session, keyspace, shared_tables, candidate_pool=1000)
 
 
 async def test_lexical_starts_are_refused_naming_lexical_k(
