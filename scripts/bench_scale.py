@@ -5,7 +5,8 @@
         [--sizes 10000,100000] [--quick] [--json OUT] [--markdown OUT] [--memory-max 100000] \\
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
         [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--replication-factor 3] \\
-        [--wordnet [CACHE]] [--request-timeout 60] [--contact-points HOST:PORT]
+        [--wordnet [CACHE]] [--request-timeout 60] [--load-replication-factor 1] \\
+        [--contact-points HOST:PORT]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -23,7 +24,12 @@ number field for range filters). Edges: `("keywords", "keywords")`, `("links", "
 Load: each size goes into its own table of keyspace `hoprag_scale` (`n<size>_d<dim>`) through
 the library's resumable loader (`hoprag.stores.cassandra.bulk.aload`, as `hoprag load`): a
 re-run skips a complete size and resumes a partial one from the load catalogue. Documents per
-second are reported per tenth of the load (of the part this run wrote).
+second are reported per tenth of the load (of the part this run wrote). With
+`--load-replication-factor 1` (and `--replication-factor 3` on `scripts/cassandra up --nodes
+3`), a size that needs loading is loaded with the keyspace at one replica, then the keyspace is
+flushed on every node, ALTERed back and repaired in full (`scale_replicas.py`: the replicas
+arrive as whole SSTables with their SAI files, instead of each node indexing every row); the
+load table says so and what the raise cost. Only nodes that `scripts/cassandra` started.
 
 Measured per size, on Cassandra and (up to `--memory-max` documents) on MemoryStore, after a
 warm-up pass over the queries: p50/p95/p99 latency of Eager (select_k 100), Mmr (select_k 10)
@@ -91,6 +97,7 @@ from typing import Any
 
 import numpy as np
 from benchlib import load_average, machine_info, node_pids_or_say_why_not, percentile, text_table
+from scale_replicas import keyspace_factor, needs_load, nodetool, raise_factor, set_factor
 
 import hoprag
 from hoprag import Document, Scope
@@ -377,7 +384,44 @@ def table_name(size: int, dim: int) -> str:
 async def load_size(
     session: Any, corp: Corpus, args: argparse.Namespace
 ) -> tuple[Any, dict[str, Any]]:
-    """The size's table, loaded (or resumed, or reused) by the library's loader."""
+    """The size's table, loaded (or resumed, or reused) by the library's loader; with a
+    `--load-replication-factor` below `--replication-factor`, loaded at that factor and then
+    raised (`scale_replicas.py`: flush, ALTER, full repair), also after an earlier run that
+    stopped before raising it."""
+    target, low = args.replication_factor, args.load_replication_factor
+    if low == target:
+        return await _load(session, corp, args)
+    table, source = corp.table(args.dim), _source(corp)
+    was = await asyncio.to_thread(keyspace_factor, session, KEYSPACE)
+    pending = await asyncio.to_thread(
+        needs_load, session, KEYSPACE, table, source, f"hash:{args.dim}"
+    )
+    if pending:
+        await asyncio.to_thread(set_factor, session, KEYSPACE, low)
+    store, info = await _load(session, corp, args)
+    info["load_replication_factor"] = low if pending else None
+    if pending or was != target:
+        print(f"  raising {KEYSPACE} to RF {target}: flush, ALTER, full repair of {table}",
+              flush=True)  # fmt: skip
+        raised = await asyncio.to_thread(
+            raise_factor, session, KEYSPACE, target, len(args.node_pids), table
+        )
+        said = f"raised in {raised.get('seconds', 0):.0f} s"
+        if raised["error"]:
+            said = f"FAIL raising the replication factor: {raised['error']}"
+        print(f"  {said}", flush=True)
+        info["raised"] = raised
+        info["complete"] = info["complete"] and not raised["error"]
+    return store, info
+
+
+def _source(corp: Corpus) -> str:
+    """What the load catalogue records as the corpus's source (a re-run resumes only it)."""
+    return json.dumps(corp.source(), sort_keys=True)
+
+
+async def _load(session: Any, corp: Corpus, args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The size's table through `bulk.aload`: its store and what the load did."""
     from hoprag.stores.cassandra import bulk
     from hoprag.stores.cassandra.schema import sstable_count
     from hoprag.stores.cassandra.store import CassandraStore
@@ -388,7 +432,7 @@ async def load_size(
         dimension=args.dim, fields={"n": "number"}, request_timeout=args.request_timeout,
     )  # fmt: skip
     await store.asetup()
-    source = json.dumps(corp.source(), sort_keys=True)
+    source = _source(corp)
     meter = LoadMeter(size)
     print(f"  load {KEYSPACE}.{table} ({size:,} documents, HashEmbedding({args.dim}))", flush=True)
     t0 = time.perf_counter()
@@ -431,20 +475,12 @@ def flush_nodes(nodes: int, table: str) -> dict[str, Any]:
     """`nodetool flush` the table on each of the `nodes` local nodes (`scripts/cassandra
     nodetool --node N`), so that a size is measured from SSTables rather than with the load's
     last rows in the memtable (that cost the 1M reads up to 2x more); seconds and failures."""
-    import subprocess
-
     if not nodes:
         print("  not flushed: the nodes are not local ones (memtable rows are measured too)")
         return {"flushed": False, "seconds": 0.0, "errors": []}
-    tool = Path(__file__).resolve().parent / "cassandra"
-    t0, errors = time.monotonic(), []
-    for n in range(1, nodes + 1):
-        done = subprocess.run(
-            [sys.executable, str(tool), "nodetool", "--node", str(n), "flush", KEYSPACE, table],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False, timeout=600,
-        )  # fmt: skip
-        if done.returncode != 0:
-            errors.append(f"node {n}: {(done.stderr or done.stdout).strip()[-300:]}")
+    t0 = time.monotonic()
+    said = [(n, nodetool(n, "flush", KEYSPACE, table, timeout=600)) for n in range(1, nodes + 1)]
+    errors = [f"node {n}: {error}" for n, error in said if error]
     secs = time.monotonic() - t0
     print(f"  flushed {KEYSPACE}.{table} on {nodes} node(s) in {secs:.0f} s"
           + (f"; failed: {errors}" if errors else ""), flush=True)  # fmt: skip
@@ -593,6 +629,30 @@ def cluster_info(session: Any) -> dict[str, Any]:
     factor = int(dict(row[0]).get("replication_factor", 0)) if row else 0
     nodes = sorted(str(h.address) for h in session.cluster.metadata.all_hosts())
     return {"nodes": nodes, "replication_factor": factor}
+
+
+def check_cluster(session: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The cluster as found, or exit naming the problem: a keyspace at a replication factor
+    other than the run's (or, while a size is loaded below it, `--load-replication-factor`),
+    or a lower load factor asked of nodes that `scripts/cassandra` did not start."""
+    cluster = cluster_info(session)
+    found, target, low = (
+        cluster["replication_factor"],
+        args.replication_factor,
+        args.load_replication_factor,
+    )
+    if found not in (target, low):
+        raise SystemExit(
+            f"bench_scale.py: keyspace {KEYSPACE} has replication factor {found}, not "
+            f"--replication-factor {target}; drop it or use that factor"
+        )
+    if low != target and len(args.node_pids) != len(cluster["nodes"]):
+        raise SystemExit(
+            f"bench_scale.py: --load-replication-factor {low} needs every node to be one that "
+            "scripts/cassandra started under HOPRAG_CASSANDRA_HOME (its nodetool flushes and "
+            f"repairs them); {len(args.node_pids)} of {len(cluster['nodes'])} are"
+        )
+    return cluster
 
 
 async def measure(
@@ -914,6 +974,20 @@ def _flush_and_wait(flush: dict[str, Any] | None, quiet: dict[str, Any] | None) 
     return f" ({'; '.join(said)})" if said else ""
 
 
+def _raised(load: dict[str, Any]) -> str:
+    """' at RF 1, + 95 s to RF 3' when the size was loaded below the run's replication factor
+    (`--load-replication-factor`), else ''."""
+    raised = load.get("raised")
+    if not raised:
+        return ""
+    if raised["error"]:
+        return f", raising to RF {raised['factor']} FAILED"
+    low = load.get("load_replication_factor")
+    return (
+        f" at RF {low}" if low else ""
+    ) + f", + {raised['seconds']:.0f} s to RF {raised['factor']}"
+
+
 def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     """Header and one row per size: the load, its first and last tenth, SSTables, RSS."""
     rows = [["size", "load", "docs/s", "first/last 10% docs/s",
@@ -926,6 +1000,7 @@ def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
         how = "reused" if ld["already_complete"] else f"{ld['seconds']:.0f} s"
         if ld["resumed_from"] and not ld["already_complete"]:
             how += f" (resumed at {ld['resumed_from']:,})"
+        how += _raised(ld)
         rate = f"{ld['docs_per_s']:.0f}" if ld["docs_per_s"] else "-"
         cass = s.get("cassandra") or {}
         rss = f"{cass.get('rss_mb_before', math.nan):.0f}/{cass.get('rss_mb_after', math.nan):.0f}"
@@ -977,6 +1052,8 @@ async def measure_size(
     out: dict[str, Any] = {"size": corp.size, "label": name, "corpus": corp.kind, "load": load,
                            "cassandra": None, "memory": None}  # fmt: skip
     failures = [] if load["complete"] else [f"{name}: load incomplete ({load['written']})"]
+    if (load.get("raised") or {}).get("error"):
+        failures = [f"{name}: replication factor not raised: {load['raised']['error']}"]
     if args.load_only:
         return out, failures
     texts = corp.queries(args.queries)
@@ -1051,13 +1128,7 @@ async def amain(args: argparse.Namespace) -> dict[str, Any]:
     args.node_pids = await asyncio.to_thread(node_pids_or_say_why_not, session)
     for stmt in keyspace_statements(KEYSPACE, replication_map(args.replication_factor)):
         session.execute(stmt, timeout=120)
-    cluster = cluster_info(session)
-    if cluster["replication_factor"] != args.replication_factor:
-        raise SystemExit(
-            f"bench_scale.py: keyspace {KEYSPACE} has replication factor "
-            f"{cluster['replication_factor']}, not --replication-factor "
-            f"{args.replication_factor}; drop it or use that factor"
-        )
+    cluster = check_cluster(session, args)
     texts = query_texts(args.seed, args.queries)
     out: dict[str, Any] = {
         "machine": machine_info(session), "load_average_start": load_average(),
@@ -1161,6 +1232,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--replication-factor", type=int, default=1,
                     help="the keyspace's replication factor when it is created (3 on "
                     "`scripts/cassandra up --nodes 3`)")  # fmt: skip
+    ap.add_argument("--load-replication-factor", type=int, default=None,
+                    help="load at this replication factor, then raise the keyspace to "
+                    "--replication-factor (flush, ALTER, full repair: scale_replicas.py; nodes "
+                    "of scripts/cassandra only; default: --replication-factor)")  # fmt: skip
     ap.add_argument("--pool", default="",
                     help="candidate pool sizes to measure beside the store without one, e.g. "
                     "200 (CassandraStore(candidate_pool=...) on the same table)")  # fmt: skip
@@ -1188,6 +1263,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.concurrency = _int_list("--concurrency", args.concurrency, 1, 64, ap)
     args.pool = _int_list("--pool", args.pool, 1, 1000, ap) if args.pool else []
     defaults = (6, 1, 10_000, 120.0, 120.0) if args.quick else (20, 3, 100_000, 600.0, 1800.0)
+    if args.load_replication_factor is None:
+        args.load_replication_factor = args.replication_factor
     names = ("queries", "reps", "memory_max", "max_seconds", "wait_compaction")
     for name, default in zip(names, defaults, strict=True):
         if getattr(args, name) is None:
@@ -1198,6 +1275,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         ("--max-seconds", args.max_seconds, 1, 86_400), ("--dim", args.dim, 2, 4096),
         ("--seed", args.seed, 0, 2**32 - 1), ("--wait-compaction", args.wait_compaction, 0, 86_400),
         ("--replication-factor", args.replication_factor, 1, 3),
+        ("--load-replication-factor", args.load_replication_factor, 1, args.replication_factor),
         ("--request-timeout", args.request_timeout, 1, 3600),
     ]  # fmt: skip
     for flag, value, lo, hi in checks:

@@ -256,6 +256,48 @@ def test_a_load_at_consistency_all_succeeds_with_every_node_up(
     assert _ids_at(s, "cons", "allup", "ALL") == ids
 
 
+def test_a_table_loaded_at_rf1_and_raised_to_rf3_is_whole_on_every_node(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench_scale.py's `--load-replication-factor 1` (scripts/scale_replicas.py): rows written
+    while the keyspace has one replica, then the keyspace flushed on each node, ALTERed to RF 3
+    and repaired in full, are all on every node: a count at ONE coordinated by each node finds
+    every row, and each node's vector search gives the same ids."""
+    import sys
+
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    try:
+        import scale_replicas
+    finally:
+        sys.path.pop(0)
+    for key in ("HOPRAG_CASSANDRA_HOME", "HOPRAG_CASSANDRA_FIRST_IP", "HOPRAG_NO_DOCKER"):
+        monkeypatch.setenv(key, cluster.env[key])  # nodetool goes to this module's nodes
+    s = cluster.ensure()
+    s.execute("DROP KEYSPACE IF EXISTS lever", timeout=120)
+    docs = graph_documents(300, DIM, seed=7)
+    store = CassandraStore(HashEmbedding(DIM), keyspace="lever", table="docs", session=s,
+                           replication_factor=1)  # fmt: skip
+    store.add(docs)
+    assert scale_replicas.keyspace_factor(s, "lever") == 1
+
+    raised = scale_replicas.raise_factor(s, "lever", 3, nodes=3)
+    assert raised["error"] is None, raised
+    assert raised["repair_s"] >= 0 and scale_replicas.keyspace_factor(s, "lever") == 3
+    count = SimpleStatement(
+        "SELECT count(*) FROM lever.docs", consistency_level=ConsistencyLevel.ONE
+    )
+    ann = SimpleStatement("SELECT id FROM lever.docs ORDER BY embedding ANN OF %s LIMIT 5",
+                          consistency_level=ConsistencyLevel.ONE)  # fmt: skip
+    hosts = sorted(s.cluster.metadata.all_hosts(), key=lambda h: h.address)
+    assert [s.execute(count, host=h).one()[0] for h in hosts] == [300, 300, 300]
+    vector = HashEmbedding(DIM)(docs[0].content)
+    tops = {tuple(r.id for r in s.execute(ann, (vector,), host=h)) for h in hosts}
+    assert len(tops) == 1 and len(next(iter(tops))) == 5, tops
+
+
 async def test_a_traversal_survives_a_node_killed_mid_stream(cluster: Cluster) -> None:
     """Node 3 killed (SIGKILL) after the first result of a traversal over an RF 3 table: the
     traversal returns the same documents as before the kill. Node 3 stays dead for the tests

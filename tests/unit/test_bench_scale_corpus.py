@@ -115,6 +115,8 @@ def test_row_and_round_bounds_come_from_the_strategy_parameters_alone(bench: Mod
         (["--pool", "0"], "--pool"),
         (["--pool", "1001"], "--pool"),
         (["--request-timeout", "0"], "--request-timeout"),
+        (["--load-replication-factor", "3"], "--load-replication-factor"),  # above RF 1
+        (["--replication-factor", "3", "--load-replication-factor", "0"], "--load-replication"),
     ],
 )
 def test_a_bad_flag_value_exits_2_naming_the_flag(
@@ -133,7 +135,39 @@ def test_quick_measures_ten_thousand_on_loopback_with_fewer_queries(bench: Modul
     assert full.sizes == [10_000, 100_000, 1_000_000] and full.concurrency == [1, 16]
     assert (full.pool, full.replication_factor) == ([], 1)  # no pool, one replica: the defaults
     three = bench.parse_args(["--pool", "200", "--replication-factor", "3"])
-    assert (three.pool, three.replication_factor) == ([200], 3)
+    assert (three.pool, three.replication_factor, three.load_replication_factor) == ([200], 3, 3)
+    lever = bench.parse_args(["--replication-factor", "3", "--load-replication-factor", "1"])
+    assert (lever.replication_factor, lever.load_replication_factor) == (3, 1)
+
+
+def test_loading_below_the_factor_is_refused_on_nodes_the_run_cannot_repair(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The raise runs `scripts/cassandra nodetool` on every node: against nodes it did not
+    start (no JVM pids found) the run stops before loading, naming the flag; a keyspace left
+    at the load factor by a run stopped before the raise is accepted, any other factor not."""
+    nodes = {"nodes": ["127.0.0.61", "127.0.0.62", "127.0.0.63"], "replication_factor": 1}
+    monkeypatch.setattr(bench, "cluster_info", lambda session: nodes)
+    args = bench.parse_args(["--replication-factor", "3", "--load-replication-factor", "1"])
+    with pytest.raises(SystemExit, match="--load-replication-factor 1 needs every node"):
+        bench.check_cluster(None, args)
+    args.node_pids = [101, 102, 103]
+    assert bench.check_cluster(None, args) is nodes
+    nodes["replication_factor"] = 2
+    with pytest.raises(SystemExit, match="has replication factor 2"):
+        bench.check_cluster(None, args)
+
+
+def test_the_load_table_says_at_which_factor_a_size_was_loaded_and_what_raising_it_cost(
+    bench: ModuleType,
+) -> None:
+    raised = {"factor": 3, "error": None, "seconds": 95.4}
+    assert bench._raised({"load_replication_factor": 1, "raised": raised}) == (
+        " at RF 1, + 95 s to RF 3"
+    )
+    failed = {"factor": 3, "error": "repair: boom"}
+    assert bench._raised({"raised": failed}) == ", raising to RF 3 FAILED"
+    assert bench._raised({"raised": None}) == ""
 
 
 async def test_a_case_whose_store_fails_is_recorded_and_the_other_cases_are_measured(
