@@ -401,10 +401,12 @@ async def load_size(
     store, info = await _load(session, corp, args)
     info["load_replication_factor"] = low if pending else None
     if pending or was != target:
-        print(f"  raising {KEYSPACE} to RF {target}: flush, ALTER, full repair of {table}",
-              flush=True)  # fmt: skip
+        # A run stopped before its raise may have left any table short: repair them all then.
+        which = table if was == target else None
+        print(f"  raising {KEYSPACE} to RF {target}: flush, ALTER, full repair of "
+              f"{which or 'every table'}", flush=True)  # fmt: skip
         raised = await asyncio.to_thread(
-            raise_factor, session, KEYSPACE, target, len(args.node_pids), table
+            raise_factor, session, KEYSPACE, target, len(args.node_pids), which
         )
         said = f"raised in {raised.get('seconds', 0):.0f} s"
         if raised["error"]:
