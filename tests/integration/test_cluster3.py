@@ -19,6 +19,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -263,8 +264,6 @@ def test_a_table_loaded_at_rf1_and_raised_to_rf3_is_whole_on_every_node(
     while the keyspace has one replica, then the keyspace flushed on each node, ALTERed to RF 3
     and repaired in full, are all on every node: a count at ONE coordinated by each node finds
     every row, and each node's vector search gives the same ids."""
-    import sys
-
     from cassandra import ConsistencyLevel
     from cassandra.query import SimpleStatement
 
@@ -296,6 +295,48 @@ def test_a_table_loaded_at_rf1_and_raised_to_rf3_is_whole_on_every_node(
     vector = HashEmbedding(DIM)(docs[0].content)
     tops = {tuple(r.id for r in s.execute(ann, (vector,), host=h)) for h in hosts}
     assert len(tops) == 1 and len(next(iter(tops))) == 5, tops
+
+
+@pytest.mark.timeout(900)
+def test_bench_scale_loads_at_rf1_raises_to_rf3_and_a_second_run_reuses_it(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """`scripts/bench_scale.py --replication-factor 3 --load-replication-factor 1`, run as the
+    README and docs/benchmarks.md show it (here `--quick --load-only --dim 16`): the 10k size is
+    loaded at one replica, raised to three, and every node then counts all 10,000 rows at ONE;
+    the JSON says at which factor it was loaded; a second run reuses the table untouched."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+
+    s = cluster.ensure()
+    s.execute("DROP KEYSPACE IF EXISTS hoprag_scale", timeout=120)
+    out = tmp_path / "scale.json"
+    script = Path(__file__).resolve().parents[2] / "scripts" / "bench_scale.py"
+    argv = [sys.executable, str(script), "--quick", "--load-only", "--dim", "16",
+            "--replication-factor", "3", "--load-replication-factor", "1",
+            "--contact-points", POINTS, "--json", str(out)]  # fmt: skip
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, env={**os.environ, **cluster.env}, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, check=False, timeout=800)  # fmt: skip
+
+    first = run()
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    load = json.loads(out.read_text())["sizes"][0]["load"]
+    assert (load["complete"], load["written"], load["load_replication_factor"]) == (True, 10_000, 1)
+    assert load["raised"]["error"] is None and load["raised"]["factor"] == 3, load["raised"]
+    ks = "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = 'hoprag_scale'"
+    assert dict(s.execute(ks).one()[0])["replication_factor"] == "3"
+    count = SimpleStatement("SELECT count(*) FROM hoprag_scale.n10000_d16",
+                            consistency_level=ConsistencyLevel.ONE)  # fmt: skip
+    hosts = sorted(s.cluster.metadata.all_hosts(), key=lambda h: h.address)
+    assert [s.execute(count, host=h, timeout=120).one()[0] for h in hosts] == [10_000] * 3
+
+    second = run()
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    again = json.loads(out.read_text())["sizes"][0]["load"]
+    assert again["already_complete"] is True and "raised" not in again, again
+    assert "raising hoprag_scale" not in second.stdout
 
 
 async def test_a_traversal_survives_a_node_killed_mid_stream(cluster: Cluster) -> None:
