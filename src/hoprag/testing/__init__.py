@@ -1,6 +1,6 @@
 """The store compliance suite, shipped so that any `Store` can prove itself.
 
-    # test_my_store.py  (needs pytest and pytest-asyncio)
+    # test_my_store.py  (needs pytest and pytest-asyncio: the `testing` extra)
     import pytest
     from hoprag.testing import StoreCompliance
 
@@ -28,6 +28,15 @@ has; `StoreCompliance` is all of them.
 
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""
+
+try:
+    import pytest  # noqa: F401
+    import pytest_asyncio  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "hoprag.testing needs pytest and pytest-asyncio: install hoprag with its `testing` "
+        "extra (README.md, Install)"
+    ) from exc
 
 from hoprag.testing.compliance import (
     Contract,
