@@ -14,6 +14,7 @@ from hoprag.cli.mcp import cmd_mcp
 from hoprag.cli.options import add_access_filter_argument
 from hoprag.cli.query import cmd_query
 from hoprag.cli.stats import cmd_stats
+from hoprag.cli.version import VersionAction
 
 if TYPE_CHECKING:
     pass
@@ -89,6 +90,7 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of `hoprag` and its `load`, `query` and `stats` commands."""
     p = argparse.ArgumentParser(prog="hoprag", description=DESCRIPTION)
+    p.add_argument("--version", action=VersionAction)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--keyspace", default=os.environ.get("HOPRAG_KEYSPACE", DEFAULT_KEYSPACE))
     common.add_argument(
