@@ -15,8 +15,10 @@ with default methods: subclass them to inherit `aadjacent_many` (fans out `aadja
 one-call conveniences (`asearch`, `aget`, `aadjacent` on the store itself). The shipped
 compliance suite, `hoprag.testing`, checks any store against this contract.
 
-`aresolve` (entity resolution: the values a typed name may mean) has a default that raises
-NotImplementedError, so stores written before it keep working."""
+`aresolve` (entity resolution: the values a typed name may mean) and `adelete` (removing
+documents, by id or by filter) have defaults that raise NotImplementedError, so stores written
+before them keep working. `check_delete` is the one check of `adelete`'s arguments, so every
+store refuses the same input with the same error."""
 
 from __future__ import annotations
 
@@ -29,18 +31,28 @@ import anyio
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
 from hoprag.errors import InvalidInputError, one_error
-from hoprag.filters import CompiledFilter, Filter, FilterPlan, condition_label
+from hoprag.filters import (
+    CompiledFilter,
+    Filter,
+    FilterPlan,
+    check_complete_read,
+    compile_filter,
+    condition_label,
+)
 from hoprag.resolve import Candidate
-from hoprag.validation import MAX_K, check_k
+from hoprag.sync import run_sync
+from hoprag.validation import MAX_K, check_ids, check_k
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
     "Candidate",
+    "DeleteRequest",
     "Filter",
     "Hit",
     "LexicalHit",
     "PreparedQuery",
     "Store",
+    "check_delete",
 ]
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -68,6 +80,53 @@ class LexicalHit(Hit):
     for every hit, `lexical` the BM25 score that ranked it (`hoprag.lexical`)."""
 
     lexical: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRequest:
+    """What `adelete` was asked to remove: the checked `ids` (duplicates dropped) or, when
+    they are None, every document passing the compiled `filter`."""
+
+    ids: list[str] | None
+    filter: CompiledFilter | None
+
+
+DELETE_ALLOWED = "ids=[...] (a sequence of id strings) or filter={...}, one of the two"
+
+
+def check_delete(ids: object, filter: object) -> DeleteRequest:
+    """`adelete`'s arguments checked the same way by every store: exactly one of `ids` (a
+    sequence of id strings; a bare string is refused, unknown ids are not an error) and
+    `filter` (a filter that a read of every match can take from an index: not empty, not only
+    `$ne`/`$nin`/`$exists`), else InvalidInputError naming the argument."""
+    if ids is None and filter is None:
+        raise InvalidInputError(
+            "adelete needs the documents to delete: ids or a filter",
+            argument="ids",
+            value=None,
+            allowed=DELETE_ALLOWED,
+        )
+    if ids is not None and filter is not None:
+        raise InvalidInputError(
+            "adelete takes ids or a filter, not both (to delete some of the ids only when "
+            "they pass a filter, delete through a store view)",
+            argument="filter",
+            value=filter,
+            allowed=DELETE_ALLOWED,
+        )
+    if ids is not None:
+        return DeleteRequest(check_ids(ids), None)
+    compiled = compile_filter(filter, "filter")
+    if compiled.matches_all:
+        raise InvalidInputError(
+            "a delete by a filter that every document passes would empty the store; name the "
+            "documents, or drop the table",
+            argument="filter",
+            value=filter,
+            allowed="a non-empty filter",
+        )
+    check_complete_read(compiled, "filter", filter)
+    return DeleteRequest(None, compiled)
 
 
 @runtime_checkable
@@ -221,6 +280,25 @@ class Store(Protocol):
         CassandraStore: declared entity fields)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement aresolve")
 
+    async def adelete(
+        self, ids: Sequence[str] | None = None, *, filter: Filter | CompiledFilter | None = None
+    ) -> int:
+        """Delete the documents with these `ids` (unknown ones are skipped), or every document
+        passing `filter`, with everything derived from them (index entries, statistics), and
+        return how many were deleted; `check_delete` says what is refused. The default raises
+        NotImplementedError: stores that delete override it."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement adelete")
+
+    def delete(
+        self, ids: Sequence[str] | None = None, *, filter: Filter | CompiledFilter | None = None
+    ) -> int:
+        """Sync `adelete` (works inside and outside a running event loop)."""
+
+        async def call() -> int:
+            return await self.adelete(ids, filter=filter)
+
+        return run_sync(call)
+
     def restricted(self, access_filter: Filter | CompiledFilter) -> Store:
         """A view of this store that answers as if the documents outside `access_filter` did
         not exist, whatever filter, ids or scope a caller passes (`hoprag.stores.views`)."""
@@ -244,7 +322,7 @@ class Store(Protocol):
         self,
         ids: Sequence[str],
         *,
-        filter: Filter | None = None,
+        filter: Filter | CompiledFilter | None = None,
         embedding: Sequence[float] | None = None,
         include_embeddings: bool = True,
     ) -> list[Hit]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import marshal
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import anyio
@@ -51,7 +51,14 @@ from hoprag.resolve import (
     rank_counted,
     too_many,
 )
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
+from hoprag.stores.base import (
+    DEFAULT_MAX_CONCURRENCY,
+    Hit,
+    LexicalHit,
+    PreparedQuery,
+    Store,
+    check_delete,
+)
 from hoprag.validation import (
     MAX_K,
     check_dimension,
@@ -272,6 +279,62 @@ class MemoryStore(Store):
         self._index = {}
         self._version += 1
         self._values = {}
+
+    # -- deleting --------------------------------------------------------------------------
+
+    async def adelete(
+        self, ids: Sequence[str] | None = None, *, filter: Filter | CompiledFilter | None = None
+    ) -> int:
+        """Delete the documents with these `ids` (unknown ones skipped) or passing `filter`,
+        and return how many were deleted (see `Store.adelete`)."""
+        return self.delete(ids, filter=filter)
+
+    def delete(
+        self, ids: Sequence[str] | None = None, *, filter: Filter | CompiledFilter | None = None
+    ) -> int:
+        """Sync `adelete`: the documents' rows leave the matrix in one write under the lock,
+        with their BM25 statistics, so a read sees all of them or none, and the store is then
+        the store that never held them (the other rows keep their order)."""
+        request = check_delete(ids, filter)
+        with self._lock:
+            if request.ids is not None:
+                rows = [r for i in request.ids if (r := self._rows.get(i)) is not None]
+            else:
+                assert request.filter is not None
+                found = self._filter_rows(request.filter)
+                rows = [] if found is None else found.tolist()
+            if rows:
+                self._remove(rows)
+            return len(rows)
+
+    def _remove(self, rows: list[int]) -> None:
+        """Take `rows` out, compacting the matrix and renumbering the rest (the caller holds
+        the lock)."""
+        keep = np.ones(self._n, dtype=bool)
+        keep[rows] = False
+        for r in rows:
+            self._lexical.remove(self._docs[r].id)
+        kept = np.flatnonzero(keep)
+        mat = np.empty((max(16, kept.size), self._mat.shape[1]), dtype=np.float32)
+        mat[: kept.size] = self._mat[kept]
+        self._mat = mat
+        self._docs = [self._docs[r] for r in kept.tolist()]
+        self._rows = {rec.id: i for i, rec in enumerate(self._docs)}
+        self._n = kept.size
+        self._index = {}
+        self._version += 1
+        self._values = {}
+
+    async def adocuments(self) -> AsyncIterator[list[Document]]:
+        """Every document without its embedding, a page of at most 1,000 at a time, in the
+        order they were first added (as `CassandraStore.adocuments` pages its table)."""
+        with self._lock:
+            stored = list(self._docs)
+        for start in range(0, len(stored), 1000):
+            yield [
+                Document(rec.id, rec.content, marshal.loads(rec.blob))
+                for rec in stored[start : start + 1000]
+            ]
 
     # -- reading ---------------------------------------------------------------------------
 

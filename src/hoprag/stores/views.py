@@ -9,6 +9,8 @@ only the documents that pass the access filter and to leave out values no such d
 carries. A caller's filter can only narrow what the view shows, since it is ANDed, never
 ORed, with the access filter; `view.restricted(f)` narrows the view further.
 
+Deletes through a view delete only documents inside it: ids outside it are skipped as unknown
+ids are, and a delete by filter deletes the documents passing the filter and the access filter.
 Writes through a view refuse, before anything is written, a document outside the view and a
 document whose id belongs to a stored document outside it (the check and the write are not one
 transaction: a concurrent writer to the same id through another view is not excluded)."""
@@ -30,7 +32,14 @@ from hoprag.filters import (
     matches,
 )
 from hoprag.resolve import Candidate
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, LexicalHit, PreparedQuery, Store
+from hoprag.stores.base import (
+    DEFAULT_MAX_CONCURRENCY,
+    Hit,
+    LexicalHit,
+    PreparedQuery,
+    Store,
+    check_delete,
+)
 from hoprag.sync import run_sync
 from hoprag.validation import check_documents
 
@@ -119,6 +128,21 @@ class RestrictedStore(Store):
     def add(self, documents: Iterable[Document]) -> None:
         """Sync `aadd`."""
         run_sync(self.aadd, documents)
+
+    async def adelete(
+        self, ids: Sequence[str] | None = None, *, filter: Filter | CompiledFilter | None = None
+    ) -> int:
+        """Delete the documents inside the view with these `ids` (those outside it are
+        skipped, as unknown ids are), or those inside it passing `filter`; how many were
+        deleted. The arguments are checked as every store checks them."""
+        request = check_delete(ids, filter)
+        if request.filter is not None:
+            return await self.store.adelete(filter=and_filters(self.access, request.filter))
+        assert request.ids is not None
+        inside = await self.store.aget(request.ids, filter=self.access, include_embeddings=False)
+        if not inside:
+            return 0
+        return await self.store.adelete([h.id for h in inside])
 
     def _refuse(self, ids: list[str], why: str) -> None:
         if ids:

@@ -10,7 +10,9 @@ count nor rank them), so the keyspace keeps what BM25 needs:
 * `hoprag_postings`, one partition per (table, term) holding a row (id, count, length) per
   document with the term: a term's postings are one partition read;
 * `hoprag_lexicon`, a counter row per table: how many documents it holds and their total
-  length.
+  length;
+* `hoprag_lexicon_deletes`, a row per document being deleted (`deleting.py`): whether the
+  counters already took it back, so that a delete interrupted and run again takes it back once.
 
 A search sends, in one burst, the counter row and one postings read per distinct query term,
 then computes BM25 client-side with `hoprag.lexical.bm25_totals`, the computation MemoryStore's
@@ -57,11 +59,31 @@ def postings_table_statement(keyspace: str) -> str:
     )
 
 
+DELETES_TABLE = "hoprag_lexicon_deletes"
+
+
+def deletes_table_statement(keyspace: str) -> str:
+    """CREATE of the keyspace's ledger of documents being deleted (a partition per table)."""
+    return (
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.{DELETES_TABLE} (table_name text, id text, "
+        "counted boolean, PRIMARY KEY ((table_name), id))"
+    )
+
+
+def keyspace_statements(keyspace: str) -> list[str]:
+    """The keyspace's tables of the lexical index, when missing."""
+    return [
+        stats_table_statement(keyspace),
+        postings_table_statement(keyspace),
+        deletes_table_statement(keyspace),
+    ]
+
+
 def add_statements(keyspace: str, table: str, has_columns: bool) -> list[str]:
-    """What gives an existing (empty) table the lexical index: the keyspace's two tables when
+    """What gives an existing (empty) table the lexical index: the keyspace's tables when
     missing, and the columns unless it has them."""
     alter = [] if has_columns else [f"ALTER TABLE {keyspace}.{table} ADD ({COLUMNS})"]
-    return [stats_table_statement(keyspace), postings_table_statement(keyspace), *alter]
+    return [*keyspace_statements(keyspace), *alter]
 
 
 def present(session: Any, keyspace: str, table: str) -> tuple[bool, bool]:

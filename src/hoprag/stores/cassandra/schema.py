@@ -81,7 +81,7 @@ def table_statements(
         for s in split_statements(cql_text("documents.cql"))
     ]
     if lexical:
-        statements += [lexicon.stats_table_statement(ks), lexicon.postings_table_statement(ks)]
+        statements += lexicon.keyspace_statements(ks)
     return statements
 
 

@@ -5,7 +5,8 @@ The store ties its rooms together: its options (`config.CassandraConfig`), its t
 statements run (`executor.Executor`: bursts, retries, the shared in-flight bound, prepared
 statements, error translation) and a run's prepared query (`query.CassandraQuery`, made by
 `aprepare`), opening and closing (`opening.Opening`), writes (`writing.TableWriter`),
-declaring fields (`migration.Migration`) and resolving names (`resolving.py`). This module is
+deletes (`deleting.TableDeleter`), declaring fields (`migration.Migration`) and resolving names
+(`resolving.py`). This module is
 the public surface over them.
 
 Set-up (connecting, creating the keyspace/table/indexes when missing and waiting until the
@@ -39,9 +40,10 @@ from hoprag.resolve import (
     Candidate,
     check_resolve,
 )
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store, check_delete
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.connection import ConnectionOptions
+from hoprag.stores.cassandra.deleting import TableDeleter
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.fields import (
     FieldSet,
@@ -101,6 +103,7 @@ class CassandraStore(Store):
         )
         self._values = ValuesCatalogue(self.config.keyspace, self.config.table)
         self._writer = TableWriter(self)
+        self._deleter = TableDeleter(self)
         if not in_running_loop():
             self.setup()
 
@@ -305,6 +308,43 @@ class CassandraStore(Store):
         window = self._window(concurrency)
         await self.asetup()
         await self._writer.update_metadata(docs, window, progress)
+
+    async def adelete(
+        self,
+        ids: Sequence[str] | None = None,
+        *,
+        filter: Filter | CompiledFilter | None = None,
+        concurrency: int | None = None,
+    ) -> int:
+        """Delete the documents with these `ids` (unknown ones skipped), or every document
+        passing `filter`, and return how many were deleted (`Store.adelete`). Their rows go
+        with their declared typed columns and tokens, and their lexical postings, counters
+        and values-catalogue entries with them (`deleting.TableDeleter`: a delete interrupted
+        and run again completes). Up to `concurrency` (default `max_in_flight`) writes are in
+        flight."""
+        request = check_delete(ids, filter)
+        window = self._window(concurrency)
+        await self.asetup()
+        if request.ids is not None:
+            return await self._deleter.delete_ids(request.ids, window)
+        assert request.filter is not None
+        return await self._deleter.delete_matching(request.filter, window)
+
+    def delete(
+        self,
+        ids: Sequence[str] | None = None,
+        *,
+        filter: Filter | CompiledFilter | None = None,
+        concurrency: int | None = None,
+    ) -> int:
+        """Sync `adelete` (works inside and outside a running event loop)."""
+        call = functools.partial(self.adelete, ids, filter=filter, concurrency=concurrency)
+        return run_sync(call)
+
+    def forget_catalogued(self, entries: Iterable[tuple[str, str]]) -> None:
+        """Let the writer forget that it wrote these values-catalogue entries (a delete
+        removed them), so that its next add of one writes it again."""
+        self._writer.catalogued.difference_update(entries)
 
     def _window(self, concurrency: int | None) -> int:
         """Writes in flight: `concurrency`, or `max_in_flight`."""
