@@ -3,11 +3,13 @@ interrupted mid-way and run again writes each document exactly once (the second 
 only what the first did not record), a completed load writes nothing, a catalogue entry
 that outlived its table (dropped and made again) is not trusted, another source or
 `restart=True` starts from the first document, and a table loaded with another embedding is
-refused before anything is written. (`hoprag load`, a command over it, is tested the same way
-in test_cli_cassandra.py.)"""
+refused before anything is written. The mirror (`bulk.amirror`) makes the table hold exactly
+an edited source, writing only what changed, also after an interrupted load. (`hoprag load`,
+a command over both, is tested the same way in test_cli_cassandra.py.)"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,3 +166,78 @@ async def test_bad_load_arguments_name_the_argument_and_write_nothing(
         "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", [keyspace]
     )
     assert "bad" not in {r.table_name for r in tables}  # refused before set-up
+
+
+# --- the mirror (`hoprag load --sync` for Python) ---------------------------------------------
+
+
+def _edited() -> list[Document]:
+    """DOCS without d01, with d02's content and d03's metadata changed, and a new d99."""
+    docs = [d for d in DOCS if d.id != "d01"]
+    docs[1] = Document("d02", "document number 2, revised", {"n": 2})
+    docs[2] = Document("d03", "document number 3", {"n": 3, "tag": "new"})
+    return [*docs, Document("d99", "document number 99", {"n": 99})]
+
+
+def _table(session: Any, keyspace: str, table: str) -> dict[str, tuple[str, str]]:
+    rows = session.execute(f"SELECT id, content, metadata FROM {keyspace}.{table}")
+    return {r.id: (r.content, r.metadata) for r in rows}
+
+
+async def test_a_mirror_makes_the_table_hold_exactly_an_edited_source(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    store = _store(cassandra_session, keyspace, "mirrored")
+    await bulk.aload(store, iter(DOCS), source="v1", embedding_name="hash:16")
+    edited = _edited()
+    phases: list[str] = []
+    with record_statements() as log:
+        result = await bulk.amirror(
+            store, iter(edited), source="v2", embedding_name="hash:16", batch=10,
+            progress=lambda phase, _n: phases.append(phase),
+        )  # fmt: skip
+    assert result.mirror is not None
+    assert result.mirror.summary() == "1 added, 2 updated, 47 unchanged, 1 deleted"
+    assert (result.written, result.skipped, result.added) == (50, 47, 3)
+    assert sorted(_inserts(log, "mirrored")) == ["d02", "d03", "d99"]
+    assert sorted(set(phases)) == ["compare", "delete", "read"]
+    held = _table(cassandra_session, keyspace, "mirrored")
+    assert {i: (c, json.loads(m)) for i, (c, m) in held.items()} == {
+        d.id: (d.content, d.metadata) for d in edited
+    }
+    entry = LoadCatalog(cassandra_session, keyspace).get("mirrored")
+    assert entry is not None and (entry.source, entry.written, entry.complete) == ("v2", 50, True)
+
+    with record_statements() as log:
+        again = bulk.mirror(store, iter(edited), source="v2", embedding_name="hash:16")
+    assert (
+        again.mirror is not None
+        and again.mirror.summary() == "0 added, 0 updated, 50 unchanged, 0 deleted"
+    )
+    assert _inserts(log, "mirrored") == []
+
+
+async def test_a_mirror_after_an_interrupted_load_writes_only_what_is_missing(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    store = _store(cassandra_session, keyspace, "halfway")
+    with pytest.raises(Interrupted):
+        await bulk.aload(store, _until(25), source="a", embedding_name="hash:16", batch=10)
+    with record_statements() as log:
+        result = await bulk.amirror(store, iter(DOCS), source="a", embedding_name="hash:16")
+    assert result.mirror is not None
+    assert result.mirror.summary() == "30 added, 0 updated, 20 unchanged, 0 deleted"
+    assert _inserts(log, "halfway") == [d.id for d in DOCS[20:]]
+    assert sorted(_table(cassandra_session, keyspace, "halfway")) == [d.id for d in DOCS]
+
+
+async def test_a_mirror_into_a_table_of_another_embedding_is_refused_before_writing(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    store = _store(cassandra_session, keyspace, "other")
+    await bulk.aload(store, iter(DOCS[:5]), source="five", embedding_name="hash:16")
+    with record_statements() as log, pytest.raises(InvalidInputError) as caught:
+        await bulk.amirror(store, iter(DOCS[:2]), source="two", embedding_name="minilm")
+    assert caught.value.argument == "embedding_name"
+    assert not [text for text, _ in log if text.startswith(("INSERT INTO", "DELETE"))]
+    assert len(_table(cassandra_session, keyspace, "other")) == 5

@@ -10,7 +10,13 @@ A batch that was being written when the load stopped is written again on the nex
 table loaded with another embedding is refused (`InvalidInputError` naming `embedding_name`);
 `restart=True` loads from the first document whatever the catalogue says. A catalogue entry
 whose table holds no row (the table was dropped and made again) is not trusted: the load
-starts from the first document."""
+starts from the first document.
+
+`amirror` (and the sync `mirror`) is `hoprag load --sync`: the table is made to hold exactly
+the documents given (`hoprag.stores.mirror`: what the table lacks is added, what changed is
+rewritten, what is unchanged is left alone, what the source has not got is deleted) and the
+catalogue records the source as complete. It plans from the table, never from the catalogue's
+count, so it is safe after any earlier load, interrupted or not, and after a change of source."""
 
 from __future__ import annotations
 
@@ -26,6 +32,8 @@ from hoprag.documents import Document
 from hoprag.errors import invalid
 from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
 from hoprag.stores.cassandra.guards import check_consistency
+from hoprag.stores.mirror import MirrorReport, Phase
+from hoprag.stores.mirror import amirror as amirror_store
 from hoprag.sync import run_sync
 from hoprag.validation import check_int
 
@@ -40,11 +48,13 @@ DEFAULT_BATCH = 500
 class LoadResult:
     """What a load did: the load's documents in the table in all (`written`), how many an
     earlier run had written and this one skipped (`skipped`), and whether the catalogue
-    already said complete, so that nothing was written (`already_complete`)."""
+    already said complete, so that nothing was written (`already_complete`). A mirror
+    (`amirror`) also has its `mirror` report; its `skipped` are the unchanged documents."""
 
     written: int
     skipped: int
     already_complete: bool = False
+    mirror: MirrorReport | None = None
 
     @property
     def added(self) -> int:
@@ -60,16 +70,22 @@ def resume_point(
     another embedding is refused."""
     if prior is None or restart:
         return 0
-    if prior.embedding != embedding_name:
+    check_embedding(prior, embedding_name, where)
+    if prior.source != source:
+        return 0
+    return None if prior.complete else prior.written
+
+
+def check_embedding(prior: CatalogEntry | None, embedding_name: str, where: str) -> None:
+    """InvalidInputError naming `embedding_name` when the table (`where`) was loaded with
+    another embedding."""
+    if prior is not None and prior.embedding != embedding_name:
         raise invalid(
             "embedding_name",
             embedding_name,
             f"{prior.embedding!r}, the embedding {where} was loaded with",
             hint="load into another table, or restart after dropping it",
         )
-    if prior.source != source:
-        return 0
-    return None if prior.complete else prior.written
 
 
 def _is_empty(store: CassandraStore) -> bool:
@@ -203,6 +219,67 @@ def load(
             restart=restart,
             catalog_consistency=catalog_consistency,
             started=started,
+            progress=progress,
+        )
+    )
+
+
+async def amirror(
+    store: CassandraStore,
+    documents: Iterable[Document],
+    *,
+    source: str,
+    embedding_name: str,
+    batch: int = DEFAULT_BATCH,
+    catalog_consistency: str | None = None,
+    progress: Callable[[Phase, int], None] | None = None,
+) -> LoadResult:
+    """Make the store's table hold exactly `documents` (`hoprag.stores.mirror.amirror`, with
+    its `progress(phase, done)`) and record the load of `source` in the catalogue: as
+    started (0 written, not complete) before the first write, as complete with every
+    document of the source once the mirror is done. A table loaded with another embedding
+    is refused before anything is written (InvalidInputError naming `embedding_name`)."""
+    batch = _check_load_args(source, embedding_name, batch, False, None, None)
+    if progress is not None and not callable(progress):
+        raise invalid("progress", progress, "a callable taking (phase, count), or None")
+    consistency = check_consistency(catalog_consistency, what="catalog_consistency")
+    await store.asetup()
+    catalog = LoadCatalog(store.session, store.keyspace, consistency=consistency)
+    prior = await anyio.to_thread.run_sync(catalog.get, store.table)
+    check_embedding(prior, embedding_name, f"{store.keyspace}.{store.table}")
+    await anyio.to_thread.run_sync(catalog.create, store.config.replication_factor)
+    dimension = int(store.dimension or 0)
+
+    async def record(written: int, complete: bool) -> None:
+        entry = CatalogEntry(store.table, source, embedding_name, dimension, written, complete)
+        await anyio.to_thread.run_sync(catalog.put, entry)
+
+    await record(0, False)
+    report = await amirror_store(store, documents, batch=batch, progress=progress)
+    await record(report.source, True)
+    return LoadResult(written=report.source, skipped=report.unchanged, mirror=report)
+
+
+def mirror(
+    store: CassandraStore,
+    documents: Iterable[Document],
+    *,
+    source: str,
+    embedding_name: str,
+    batch: int = DEFAULT_BATCH,
+    catalog_consistency: str | None = None,
+    progress: Callable[[Phase, int], None] | None = None,
+) -> LoadResult:
+    """Sync `amirror` (works inside and outside a running event loop)."""
+    return run_sync(
+        functools.partial(
+            amirror,
+            store,
+            documents,
+            source=source,
+            embedding_name=embedding_name,
+            batch=batch,
+            catalog_consistency=catalog_consistency,
             progress=progress,
         )
     )
