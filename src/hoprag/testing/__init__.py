@@ -23,8 +23,8 @@ write, and refuses writes to it; a test of your own that writes marks itself `@w
 
 A store that implements only the required methods (`aprepare`, `aadd`, and the prepared
 query's `asearch`, `aget`, `aadjacent`, `aadjacent_many`) subclasses `CoreCompliance`, and adds
-`ScopeCompliance`, `LexicalCompliance` or `ResolveCompliance` for each optional capability it
-has; `StoreCompliance` is all of them.
+`ScopeCompliance`, `LexicalCompliance`, `ResolveCompliance` or `DeleteCompliance` (which needs
+the other three) for each optional capability it has; `StoreCompliance` is all of them.
 
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""
@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from hoprag.testing.compliance import (
     Contract,
     CoreCompliance,
+    DeleteCompliance,
     LexicalCompliance,
     ResolveCompliance,
     ScopeCompliance,
@@ -61,6 +62,7 @@ __all__ = [
     "RESOLVE_FIELDS",
     "Contract",
     "CoreCompliance",
+    "DeleteCompliance",
     "LexicalCompliance",
     "ResolveCompliance",
     "ScopeCompliance",

@@ -12,9 +12,12 @@ approximate indexes are fine on twelve documents. Needs pytest and pytest-asynci
   nothing more passes it without listing deviations.
 * `ScopeCompliance` (`amatching`, `afiltered`), `LexicalCompliance` (`alexical`),
   `ResolveCompliance` (`aresolve`): one per optional capability; subclass those the store has.
-* `StoreCompliance`: all four, what hoprag's own stores pass."""
+* `DeleteCompliance` (`adelete`): deletes, checked against every read path, so it needs the
+  other capabilities too.
+* `StoreCompliance`: all of them, what hoprag's own stores pass."""
 
 from hoprag.testing.compliance.core import CoreCompliance
+from hoprag.testing.compliance.deletes import DeleteCompliance
 from hoprag.testing.compliance.filter_language import FilterCompliance
 from hoprag.testing.compliance.lexical import LexicalCompliance
 from hoprag.testing.compliance.reads import ReadCompliance
@@ -28,6 +31,7 @@ __all__ = [
     "WRITE_METHODS",
     "Contract",
     "CoreCompliance",
+    "DeleteCompliance",
     "FilterCompliance",
     "LexicalCompliance",
     "ReadCompliance",
@@ -41,7 +45,9 @@ __all__ = [
 ]
 
 
-class StoreCompliance(CoreCompliance, ScopeCompliance, LexicalCompliance, ResolveCompliance):
+class StoreCompliance(
+    CoreCompliance, ScopeCompliance, LexicalCompliance, ResolveCompliance, DeleteCompliance
+):
     """Every contract: what a store with every capability (MemoryStore, CassandraStore) must
     do. Subclasses provide the `store_factory` fixture, and may list documented deviations in
     `deviations` (test name -> reason; such a test must fail)."""
