@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from hoprag.cli.ask import add_ask_arguments, cmd_ask
 from hoprag.cli.common import DEFAULT_KEYSPACE, LOAD_BATCH
+from hoprag.cli.delete import add_delete_arguments, cmd_delete
 from hoprag.cli.fields import cmd_fields_declare, cmd_fields_list
 from hoprag.cli.load import cmd_load
 from hoprag.cli.mcp import cmd_mcp
@@ -126,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--batch", type=int, default=LOAD_BATCH, help=argparse.SUPPRESS)
     ld.add_argument("--restart", action="store_true", help="ignore an earlier partial load")
     ld.add_argument(
+        "--sync",
+        action="store_true",
+        help="make the table mirror the source: add what it lacks, rewrite what changed, "
+        "delete what the source no longer has (and report how many of each)",
+    )
+    ld.add_argument(
         "--replication-factor",
         type=int,
         default=1,
@@ -159,6 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_query_arguments(q)
     q.set_defaults(func=cmd_query)
+
+    dl = sub.add_parser(
+        "delete", parents=[common], help="delete documents of a table by id or by filter"
+    )
+    add_delete_arguments(dl)
+    dl.set_defaults(func=cmd_delete)
 
     st = sub.add_parser("stats", parents=[common], help="documents and size of loaded tables")
     st.add_argument("--table")
