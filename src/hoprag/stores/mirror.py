@@ -176,6 +176,7 @@ class _Mirror:
 
     async def read(self) -> None:
         """Digest every document the store holds."""
+        self.progress("read", 0)
         async for page in self.store.adocuments():
             for doc in page:
                 self.held[doc.id] = document_digest(doc)
@@ -183,6 +184,7 @@ class _Mirror:
 
     async def compare(self, documents: Iterable[Document], batch: int) -> None:
         """Compare the source with the digests a batch at a time, writing what differs."""
+        self.progress("compare", 0)
         for chunk in _batches(documents, batch):
             self._check_unique(chunk)
             self.count += len(chunk)
@@ -214,6 +216,8 @@ class _Mirror:
         """Delete the store's documents the source has not got, `batch` ids per call."""
         stale = [doc_id for doc_id in self.held if doc_id not in self.seen]
         deleted = 0
+        if stale:
+            self.progress("delete", 0)
         for start in range(0, len(stale), batch):
             deleted += await self.store.adelete(stale[start : start + batch])
             self.progress("delete", deleted)
@@ -248,9 +252,10 @@ async def amirror(
 ) -> MirrorReport:
     """Make `store` hold exactly `documents` (read once, a batch of `batch` at a time; a
     generator will do), writing and deleting only what differs (see the module docstring),
-    and say what it did. `progress(phase, done)` is called as the work goes: "read" with the
-    store's documents read, "compare" with the source's documents compared (and written when
-    they differed), "delete" with documents deleted. InvalidInputError for a bad argument, an
+    and say what it did. `progress(phase, done)` is called as the work goes, with 0 when a
+    phase begins: "read" with the store's documents read, "compare" with the source's
+    documents compared (and written when they differed), "delete" with documents deleted
+    (only when there is something to delete). InvalidInputError for a bad argument, an
     id the source gives twice or a source without documents; nothing is deleted then."""
     size = _check_args(documents, batch, progress)
     run = _Mirror(store, progress or _ignore)
