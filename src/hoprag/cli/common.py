@@ -1,12 +1,14 @@
-"""Shared by the commands: the one-line error (`CliError`), embeddings by spec, the progress
-bar, the driver session from the connection flags."""
+"""Shared by the commands: the one-line error (`CliError`), embeddings by spec (and the notice
+of the model's load), the progress bar, the driver session from the connection flags."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -28,9 +30,41 @@ class CliError(Exception):
 # --- embeddings -------------------------------------------------------------------------------
 
 
-def make_embedding(spec: str, *, cache: bool = True) -> Any:
-    """Build the embedding named by `spec`: `minilm` (all-MiniLM-L6-v2, cached on disk) or
-    `hash[:DIM]` (HashEmbedding, no semantics, for tests)."""
+class ModelLoadNotice:
+    """The commands' hook around the embedding model's load (`MiniLMEmbedding(loading=...)`):
+    says on stderr that the model is loading before the load starts and how long it took
+    after it, then calls what `on_loaded` registered (a progress bar's `restart`)."""
+
+    def __init__(self) -> None:
+        self._after: list[Callable[[], None]] = []
+
+    def on_loaded(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the model has loaded (never, if it never loads)."""
+        self._after.append(callback)
+
+    @contextlib.contextmanager
+    def __call__(self, model: str) -> Iterator[None]:
+        print(f"loading the embedding model ({model}) ...", file=sys.stderr, flush=True)
+        began = time.monotonic()
+        yield
+        took = time.monotonic() - began
+        print(f"loaded the embedding model in {took:.1f}s", file=sys.stderr, flush=True)
+        for callback in self._after:
+            callback()
+
+
+def warm_up(embedding: Any) -> None:
+    """Embed one fixed query text now, so that a model loading on first use loads here (its
+    notice on stderr) and the command's first real query costs what the next one does."""
+    from hoprag.embeddings import embed_query
+
+    embed_query(embedding, "warm-up")
+
+
+def make_embedding(spec: str, *, cache: bool = True, notice: ModelLoadNotice | None = None) -> Any:
+    """Build the embedding named by `spec`: `minilm` (all-MiniLM-L6-v2, cached on disk; its
+    load is announced by `notice`, a new ModelLoadNotice by default) or `hash[:DIM]`
+    (HashEmbedding, no semantics, for tests)."""
     name, _, arg = spec.partition(":")
     if name == "hash":
         from hoprag.embeddings import HashEmbedding
@@ -46,7 +80,7 @@ def make_embedding(spec: str, *, cache: bool = True) -> Any:
         try:
             from hoprag.embeddings import CachedEmbedding, MiniLMEmbedding
 
-            model = MiniLMEmbedding()
+            model = MiniLMEmbedding(loading=notice or ModelLoadNotice())
         except ImportError as exc:
             raise CliError(
                 f"the MiniLM embedding is not installed ({exc}); run `scripts/setup minilm` "
@@ -78,20 +112,28 @@ def clip(text: str, width: int = 60) -> str:
 
 
 class Progress:
-    """A one-line progress bar on a terminal (rate and ETA), plain periodic lines otherwise."""
+    """A one-line progress bar on a terminal (rate and ETA), plain periodic lines otherwise;
+    on `out`, by default the `sys.stderr` of the bar's creation."""
 
     def __init__(
-        self, total: int | None, *, label: str, out: TextIO = sys.stderr, unit: str = "docs"
+        self, total: int | None, *, label: str, out: TextIO | None = None, unit: str = "docs"
     ) -> None:
         self.total = total
         self.label = label
         self.unit = unit
-        self.out = out
-        self.start = time.monotonic()
+        self.out = out or sys.stderr
+        self.began = self.start = time.monotonic()
         self.done = 0
         self.base = 0
         self._last = 0.0
-        self._tty = out.isatty()
+        self._tty = self.out.isatty()
+
+    def restart(self) -> None:
+        """Start the rate's clock again now, from the count done so far: what took time before
+        (the embedding model's load) enters neither the rate nor the ETA. `began` keeps the
+        bar's creation."""
+        self.start = time.monotonic()
+        self.base = self.done
 
     def resume_from(self, n: int) -> None:
         """Count `n` items as done before this run (they do not enter the rate)."""

