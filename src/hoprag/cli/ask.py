@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hoprag.cli.common import CliError, make_embedding, open_session
+from hoprag.cli.common import CliError, make_embedding, open_session, warm_up
 from hoprag.cli.options import access_filter_arg, add_access_filter_argument
 from hoprag.cli.query import check_html_path, open_query_store
 from hoprag.errors import InvalidInputError
@@ -114,8 +114,9 @@ def print_ask_answer(answer: Any, explain: bool) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """`hoprag ask`: check the tool arguments, connect, run the films tool, print; exit 3
-    with the follow-up question when a name needs one."""
+    """`hoprag ask`: check the tool arguments, connect, load the embedding model (saying so on
+    stderr), run the films tool, print; exit 3 with the follow-up question when a name needs
+    one."""
     from hoprag.tools import film_search_tool
 
     given = check_ask_args(args)  # before connecting
@@ -125,6 +126,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         store = open_query_store(args, session, embedding)
         if args.access is not None:
             store = store.restricted(args.access)
+        warm_up(store.embedding)
         answer = film_search_tool(store).run(**given)
         if args.json:
             sys.stdout.write(safe_json(answer.to_dict()) + "\n")

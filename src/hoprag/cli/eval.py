@@ -120,8 +120,9 @@ def load_set(dataset: str, files: list[Path]) -> Any:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """`hoprag eval`: check, read, sample, embed and run, print the table, write the JSON."""
-    from hoprag.cli.common import Progress, make_embedding
+    """`hoprag eval`: check, read, sample, load the embedding model (saying so on stderr),
+    embed and run, print the table, write the JSON."""
+    from hoprag.cli.common import Progress, make_embedding, warm_up
     from hoprag.evaluation.methods import passage_documents
     from hoprag.evaluation.run import aevaluate, sample_questions
     from hoprag.sync import run_sync
@@ -133,6 +134,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     dropped = sum(evalset.dropped.values())
     print(f"{args.dataset}: {len(evalset.passages)} passages, {len(asked)} questions"
           + (f" ({dropped} dropped: {evalset.dropped})" if dropped else ""))  # fmt: skip
+    warm_up(embedding)  # before any progress bar: their rates exclude the model's load
     corpus = passage_documents(evalset.passages)
     store = cassandra_store(args, corpus[0], embedding) if args.store == "cassandra" else None
     try:

@@ -69,10 +69,12 @@ def _is_loopback(host: str) -> bool:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """`hoprag mcp`: check the arguments, connect, build the tool and serve it over MCP's
-    stdio transport until the client closes stdin, or over streamable HTTP (`--http`) until
-    SIGINT or SIGTERM. Only the protocol reaches stdout: anything else printed meanwhile goes
-    to stderr."""
+    """`hoprag mcp`: check the arguments, connect, build the tool, answer one warm-up call
+    (the embedding model's load, said on stderr, and a first search's imports and prepared
+    statements: a client's first call then costs about what the next one does) and serve the
+    tool over MCP's stdio transport until the client closes stdin, or over streamable HTTP
+    (`--http`) until SIGINT or SIGTERM. Only the protocol reaches stdout: anything else
+    printed meanwhile goes to stderr."""
     import contextlib
 
     protocol_out = sys.stdout.buffer
@@ -101,8 +103,9 @@ def _tool(factory: Callable[[Any], Any], store: Any) -> Any:
 
 def _serve(args: argparse.Namespace, tool: Any, protocol_out: Any) -> None:
     """Serve `tool` over the transport the flags chose, saying so on stderr."""
-    from hoprag.tools.mcp import serve_http, serve_stdio
+    from hoprag.tools.mcp import serve_http, serve_stdio, warm_up
 
+    warm_up(tool)  # the model's load (announced) and a first search's costs, before serving
     view = "" if args.access is None else " (an access view)"
     what = f"hoprag mcp: serving the tool {tool.name!r} on {args.keyspace}.{args.table}{view}"
     if args.http_at is None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hoprag.cli.common import CliError, clip, make_embedding, open_session
+from hoprag.cli.common import CliError, clip, make_embedding, open_session, warm_up
 from hoprag.cli.options import filter_arg, make_strategy, parse_edges_arg
 from hoprag.documents import Node
 from hoprag.strategies import Strategy
@@ -202,12 +202,14 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    """`hoprag query`: check every argument, connect, traverse, print."""
+    """`hoprag query`: check every argument, connect, load the embedding model (saying so on
+    stderr), traverse, print."""
     edges, flt, strategy = check_query_args(args)  # before connecting
     embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
     try:
         store = open_query_store(args, session, embedding)
+        warm_up(store.embedding)  # the model's load, announced, outside the traversal's time
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         print_query_result(args, nodes, stats)
         if args.html is not None:

@@ -19,6 +19,10 @@ from the shell.
   sees a traceback (an unexpected exception is logged to stderr and reported by its type and
   message), and the server keeps serving.
 
+`warm_up(tool)` answers one call on a fixed topic before serving, so that what a first call pays
+once (the embedding model's load, imports, prepared statements) is not paid by a client's first
+call; `hoprag mcp` does it before it serves.
+
 Over stdio the server writes only the protocol to stdout; everything else goes to stderr.
 Over HTTP it serves the SDK's streamable HTTP endpoint at `/mcp` with uvicorn, on loopback
 unless told otherwise (then with the SDK's DNS-rebinding protection for loopback hosts), until
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hoprag.errors import HopragError, InvalidInputError, invalid
 from hoprag.tools.answer import ANSWER_JSON_SCHEMA
+from hoprag.tools.schema import Topic
 from hoprag.tools.tool import SearchTool
 
 if TYPE_CHECKING:
@@ -62,6 +67,7 @@ __all__ = [
     "serve_http",
     "serve_stdio",
     "tool_definition",
+    "warm_up",
 ]
 
 INSTALL_HINT = "pip install 'hoprag[mcp]'"
@@ -69,6 +75,9 @@ SERVER_NAME = "hoprag"
 """The name the server gives itself in MCP's initialisation."""
 MCP_PATH = "/mcp"
 """Where the HTTP transport's endpoint is (`http://HOST:PORT/mcp`)."""
+
+WARM_UP_TOPIC = "warm-up"
+"""The topic of `warm_up`'s call."""
 
 ToolFactory = Callable[["Store"], SearchTool]
 """What `--tool module:factory` names: a callable taking the store and returning the tool."""
@@ -173,6 +182,22 @@ async def call_result(
         structured_content=answer.to_dict(),
         is_error=False,
     )
+
+
+def warm_up(tool: SearchTool) -> None:
+    """Answer one call of `tool` as a client's call is answered (`call_result`), on the topic
+    "warm-up" (with no arguments when the tool has no Topic), and drop the answer: the first
+    call a client makes then costs what the next one does. A failed call is logged as a
+    warning, not raised: the server then answers each call's failure as usual."""
+    import anyio
+    from mcp import types
+
+    topic = next((p.name for p in tool.parameters if isinstance(p, Topic)), None)
+    arguments = {} if topic is None else {topic: WARM_UP_TOPIC}
+    result = anyio.run(call_result, tool, arguments)
+    if result.is_error:
+        said = [c.text for c in result.content if isinstance(c, types.TextContent)]
+        log.warning("%s: the warm-up call failed: %s", tool.name, " ".join(said))
 
 
 def tool_definition(tool: SearchTool) -> types.Tool:
