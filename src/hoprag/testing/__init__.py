@@ -13,6 +13,10 @@
                 return store
             return make
 
+The suite's tests are coroutines: run them with pytest-asyncio's auto mode (`asyncio_mode =
+"auto"` in the project's pytest configuration); without it pytest fails every one of them
+("async def functions are not natively supported").
+
 A factory that takes a `fields` keyword gets `fields=RESOLVE_FIELDS` from the `aresolve`
 tests, for stores that resolve declared fields only (`CassandraStore(..., fields=fields)`);
 factories without it are called as before.
