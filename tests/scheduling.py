@@ -26,6 +26,8 @@ FIRST = (
     "tests/integration/test_cluster3.py",
     "films",
     "bench",
+    # fresh virtual environments for the built wheel, one per extra (about a minute and a half)
+    "tests/integration/test_packaging.py",
 )
 LAST = ("tests/integration/test_soak.py",)
 """Units queued after all the others. The soak (its own 3-node cluster, 336 traversals in
