@@ -211,6 +211,139 @@ def test_interrupted_load_resumes_and_ends_with_each_document_once(
     assert third.returncode == 0 and "nothing to do" in third.stdout
 
 
+# --- a source that changed: --sync, and a plain load again (issue 49) ---------------------------
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _edit(path: Path, *, drop: int, change: int) -> tuple[str, str]:
+    """Remove record `drop`, rewrite the text of record `change` and add one new record;
+    return the removed id and the changed one."""
+    records = _read_records(path)
+    changed = records[change]["id"]
+    changed_text = records[change]["text"] + " (revised)"
+    records[change]["text"] = changed_text
+    removed = records.pop(drop)["id"]
+    records.append({"id": "added", "title": "new", "text": "an article added later"})
+    _write_records(path, records)
+    return removed, changed
+
+
+def _table_documents(session: Any, keyspace: str, table: str) -> dict[str, Any]:
+    rows = session.execute(f"SELECT id, content, metadata FROM {keyspace}.{table}")
+    return {r.id: (r.content, json.loads(r.metadata)) for r in rows}
+
+
+def _file_documents(path: Path) -> dict[str, Any]:
+    from hoprag.datasets import load_jsonl
+
+    return {d.id: (d.content, d.metadata) for d in load_jsonl(path)}
+
+
+def _stats(contact: str, keyspace: str, table: str) -> dict[str, Any]:
+    r = _hoprag(contact, "stats", "--table", table, "--json", "--keyspace", keyspace)
+    assert r.returncode == 0, r.stderr
+    (entry,) = json.loads(r.stdout)
+    out: dict[str, Any] = entry
+    return out
+
+
+def test_load_sync_mirrors_an_edited_file_exactly(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    f = tmp_path / "mine.jsonl"
+    write_articles_jsonl(f, 40)
+    sync = ("load", "jsonl", "--path", str(f), "--table", "mine", "--embedding", "hash:32",
+            "--keyspace", keyspace, "--sync")  # fmt: skip
+    first = _hoprag(cassandra_contact_points, *sync)
+    assert first.returncode == 0, first.stderr
+    assert f"synced {keyspace}.mine with its source in " in first.stdout
+    assert "40 added, 0 updated, 0 unchanged, 0 deleted (40 in all)" in first.stdout
+
+    removed, changed = _edit(f, drop=5, change=10)
+    second = _hoprag(cassandra_contact_points, *sync)
+    assert second.returncode == 0, second.stderr
+    assert "1 added, 1 updated, 38 unchanged, 1 deleted (40 in all)" in second.stdout
+    held = _table_documents(cassandra_session, keyspace, "mine")
+    assert held == _file_documents(f)
+    assert removed not in held and held[changed][0].endswith("(revised)")
+    stats = _stats(cassandra_contact_points, keyspace, "mine")
+    assert (stats["documents"], stats["loaded"], stats["complete"]) == (40, 40, True)
+
+    third = _hoprag(cassandra_contact_points, *sync)
+    assert "0 added, 0 updated, 40 unchanged, 0 deleted" in third.stdout, third.stderr
+    plain = _hoprag(cassandra_contact_points, *sync[:-1])
+    assert plain.returncode == 0 and "the 40 documents of this load; nothing to do" in plain.stdout
+    first_30 = _hoprag(cassandra_contact_points, *sync, "--limit", "30")
+    assert "0 added, 0 updated, 30 unchanged, 10 deleted (30 in all)" in first_30.stdout
+    assert len(_table_documents(cassandra_session, keyspace, "mine")) == 30
+
+
+def test_an_edited_file_loaded_without_sync_is_loaded_again_never_nothing_to_do(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    from hoprag.embeddings import HashEmbedding
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    f = tmp_path / "mine.jsonl"
+    write_articles_jsonl(f, 40)
+    load = ("load", "jsonl", "--path", str(f), "--table", "mine", "--embedding", "hash:32",
+            "--keyspace", keyspace)  # fmt: skip
+    assert _hoprag(cassandra_contact_points, *load).returncode == 0
+    removed, changed = _edit(f, drop=5, change=10)
+
+    again = _hoprag(cassandra_contact_points, *load)
+    assert again.returncode == 0, again.stderr
+    assert "nothing to do" not in again.stdout
+    assert f"loaded 40 documents into {keyspace}.mine" in again.stdout
+    assert f"{f} changed since the earlier load: loading it again from the first record" in (
+        again.stderr
+    )
+    assert f"1 document in {keyspace}.mine is not in the source; --sync deletes it" in (
+        again.stderr
+    )
+    held = _table_documents(cassandra_session, keyspace, "mine")
+    assert {i: d for i, d in held.items() if i != removed} == _file_documents(f)
+    assert held[changed][0].endswith("(revised)")
+    stats = _stats(cassandra_contact_points, keyspace, "mine")
+    assert (stats["documents"], stats["loaded"]) == (41, 40)  # the table, then the load
+
+    store = CassandraStore(HashEmbedding(32), keyspace=keyspace, table="mine",
+                           session=cassandra_session)  # fmt: skip
+    assert store.delete([removed, changed]) == 2
+    assert _stats(cassandra_contact_points, keyspace, "mine")["documents"] == 39
+
+
+def test_an_interrupted_load_of_a_file_that_then_changed_is_not_resumed_by_position(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    f = tmp_path / "articles.jsonl"
+    write_articles_jsonl(f, 4000)
+    args = load_command(str(f), keyspace, "arts", cassandra_contact_points)
+    code, err = interrupt_after(args, cassandra_session, keyspace, "arts", 400)
+    assert code == 130, err
+    # Every record after the first moves up one line: resuming by position would skip one
+    # record the table does not hold and keep the first record's old text.
+    removed, changed = _edit(f, drop=1, change=0)
+
+    again = subprocess.run(args, capture_output=True, text=True, check=False, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "resuming" not in again.stderr
+    assert f"{f} changed since the earlier load: loading it again from the first record" in (
+        again.stderr
+    )
+    assert f"1 document in {keyspace}.arts is not in the source" in again.stderr
+    held = _table_documents(cassandra_session, keyspace, "arts")
+    assert {i: d for i, d in held.items() if i != removed} == _file_documents(f)
+    assert held[changed][0].endswith("(revised)")
+
+
 @pytest.mark.parametrize("table", ["bad-name", "x;drop"])
 def test_bad_table_names_are_rejected_before_anything_is_written(
     cassandra_contact_points: str, table: str, tmp_path: Path

@@ -21,6 +21,7 @@ from hoprag.cli import (
     parse_filter_arg,
     print_table,
 )
+from hoprag.cli.load import LoadPlan, plan_load
 from hoprag.documents import Node
 from hoprag.documents import Path as Path_
 from hoprag.strategies import MISSING_SCORE, Scored, field_scorer, similarity_scorer
@@ -493,3 +494,74 @@ def test_hoprag_ask_checks_the_whole_call_before_it_connects(
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith(f"hoprag: error: {named}:") and "127.0.0.1:1" not in err
+
+
+# --- load --sync and a changed source (issue 49) ----------------------------------------------
+
+
+def test_load_sync_with_restart_is_refused_before_connecting(tmp_path: Path) -> None:
+    f = tmp_path / "one.jsonl"
+    f.write_text(json.dumps({"id": "a", "text": "t"}) + "\n")
+    line = _one_error_line(r := _load(f, "--sync", "--restart"))
+    assert r.returncode == 2
+    assert line == ("hoprag: error: --sync compares the source with the table, whatever an "
+                    "earlier load did; --restart has no meaning with it")  # fmt: skip
+
+
+def _plan(tmp_path: Path, text: str, *extra: str) -> LoadPlan:
+    f = tmp_path / "mine.jsonl"
+    f.write_text(text)
+    args = build_parser().parse_args(["load", "jsonl", "--path", str(f), "--table", "mine",
+                                      "--embedding", "hash:8", *extra])  # fmt: skip
+    return plan_load(args)
+
+
+def test_the_load_source_changes_with_the_files_content_not_its_name(tmp_path: Path) -> None:
+    first = _plan(tmp_path, '{"id": "a", "text": "one"}\n')
+    same = _plan(tmp_path, '{"id": "a", "text": "one"}\n')
+    edited = _plan(tmp_path, '{"id": "a", "text": "one, edited"}\n')
+    assert first.source == same.source
+    assert edited.source != first.source
+    described = json.loads(edited.source)
+    assert described["digest"].startswith("sha256:") and described["dataset"] == "jsonl"
+
+
+def test_the_change_notice_names_the_file_only_when_its_content_changed(tmp_path: Path) -> None:
+    from hoprag.cli.load_source import change_notice
+    from hoprag.stores.cassandra.catalog import CatalogEntry
+
+    before = _plan(tmp_path, '{"id": "a", "text": "one"}\n')
+    after = _plan(tmp_path, '{"id": "a", "text": "two"}\n')
+
+    def entry(source: str) -> CatalogEntry:
+        return CatalogEntry("mine", source, "hash:8", 8, 1, True)
+
+    assert change_notice(None, after) is None
+    assert change_notice(entry(after.source), after) is None
+    assert change_notice(entry(before.source), after) == (
+        f"{after.path} changed since the earlier load: loading it again from the first record"
+    )
+    undigested = json.loads(after.source)
+    del undigested["digest"]
+    assert "may have changed since the earlier load (which recorded no digest of it)" in str(
+        change_notice(entry(json.dumps(undigested)), after)
+    )
+    other_limit = _plan(tmp_path, '{"id": "a", "text": "one"}\n', "--limit", "5")
+    assert change_notice(entry(other_limit.source), after) is None
+    assert change_notice(entry("not json"), after) is None
+
+
+def test_the_documents_digest_counts_and_follows_ids_content_and_metadata() -> None:
+    from hoprag import Document
+    from hoprag.cli.load_source import documents_digest
+
+    docs = [Document("a", "one", {"k": 1}), Document("b", "two")]
+    count, digest = documents_digest(docs)
+    assert count == 2 and digest.startswith("sha256:")
+    assert documents_digest(list(docs)) == (2, digest)
+    for other in (
+        [Document("a", "one", {"k": 2}), Document("b", "two")],
+        [Document("a", "one", {"k": 1}), Document("c", "two")],
+        [Document("b", "two"), Document("a", "one", {"k": 1})],
+    ):
+        assert documents_digest(other)[1] != digest

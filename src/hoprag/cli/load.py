@@ -1,4 +1,5 @@
-"""`hoprag load`: a dataset into a table, resumable (`hoprag.stores.cassandra.bulk`)."""
+"""`hoprag load`: a dataset into a table, resumable (`hoprag.stores.cassandra.bulk`), or mirrored
+with `--sync` (`hoprag.cli.load_source`)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ class LoadPlan:
     """The number of records, when the up-front check counted them (JSONL)."""
     link: str | None = None
     """The field that title mentions go to (`--link`), or None."""
+    sync: bool = False
+    """Whether the table is to mirror the source (`--sync`)."""
+    digest: str | None = None
+    """`sha256:<hex>` of the source (the JSONL file's bytes, else the documents), once known."""
 
     @property
     def fields(self) -> dict[str, str]:
@@ -57,12 +62,15 @@ class LoadPlan:
 
     @property
     def source(self) -> str:
-        """The catalogue's description of the load: an interrupted load resumes only when a
-        new run describes the same source."""
+        """The catalogue's description of the load, the source's digest included: an
+        interrupted load resumes, and a completed one has nothing to do, only when a new run
+        describes the same source with the same content."""
         path = str(Path(self.path).resolve()) if self.path else None
         described: dict[str, Any] = {"dataset": self.dataset, "limit": self.limit, "path": path}
         if self.link:
             described["link"] = self.link
+        if self.digest:
+            described["digest"] = self.digest
         return json.dumps(described, sort_keys=True)
 
     def documents(self) -> Iterator[Document]:
@@ -87,9 +95,21 @@ class LoadPlan:
         return linked
 
 
+def _check_counts_and_modes(args: argparse.Namespace) -> None:
+    """Refuse a --limit or --batch below 1 and --sync with --restart."""
+    if args.limit is not None and args.limit < 1:
+        raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
+    if args.batch < 1:
+        raise CliError(f"--batch must be >= 1, got {args.batch}", 2)
+    if args.sync and args.restart:
+        raise CliError("--sync compares the source with the table, whatever an earlier load "
+                       "did; --restart has no meaning with it", 2)  # fmt: skip
+
+
 def plan_load(args: argparse.Namespace) -> LoadPlan:
     """Check the arguments of `hoprag load` (names, limits, levels, the whole JSONL file)."""
     from hoprag import datasets
+    from hoprag.cli.load_source import file_digest
     from hoprag.stores.cassandra.guards import check_consistency
     from hoprag.stores.cassandra.names import check_name
     from hoprag.stores.cassandra.schema import replication_map
@@ -98,14 +118,12 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
         raise CliError("hoprag load jsonl needs --path FILE.jsonl", 2)
     if args.dataset == "jsonl" and not Path(args.path).is_file():
         raise CliError(f"--path {clip(args.path)} is not a file (hoprag load jsonl reads one)", 2)
-    if args.limit is not None and args.limit < 1:
-        raise CliError(f"--limit must be >= 1, got {args.limit}", 2)
-    if args.batch < 1:
-        raise CliError(f"--batch must be >= 1, got {args.batch}", 2)
+    _check_counts_and_modes(args)
     replication_map(args.replication_factor)  # refuses a bad factor
     # A JSONL file is checked whole first (strict JSON, then the stores' own checks on each
     # record): a bad record stops the load before anything connects or is written.
     total = datasets.validate_jsonl(args.path) if args.dataset == "jsonl" else None
+    digest = file_digest(args.path) if args.dataset == "jsonl" else None
     if args.link is not None:
         from hoprag.cli.link import RESERVED
         from hoprag.linking import check_link_options
@@ -127,21 +145,28 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
         restart=args.restart,
         total=total,
         link=args.link,
+        sync=args.sync,
+        digest=digest,
     )
 
 
-def _resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
-    """`bulk.resume_point` for the plan, its refusal in the command's words."""
+def _counted(plan: LoadPlan) -> LoadPlan:
+    """The plan with its number of documents and its digest, read from the documents when the
+    up-front check did not give them (a dataset other than JSONL)."""
+    from hoprag.cli.load_source import documents_digest
+
+    if plan.total is not None and plan.digest is not None:
+        return plan
+    total, digest = documents_digest(plan.documents())
+    return dataclasses.replace(plan, total=total, digest=digest)
+
+
+def _check_embedding(plan: LoadPlan, prior: CatalogEntry | None) -> None:
+    """`bulk.check_embedding` for the plan, its refusal in the command's words."""
     from hoprag.stores.cassandra import bulk
 
     try:
-        return bulk.resume_point(
-            prior,
-            source=plan.source,
-            embedding_name=plan.embedding,
-            restart=plan.restart,
-            where=f"{plan.keyspace}.{plan.table}",
-        )
+        bulk.check_embedding(prior, plan.embedding, f"{plan.keyspace}.{plan.table}")
     except InvalidInputError:
         assert prior is not None
         raise CliError(
@@ -151,15 +176,50 @@ def _resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
         ) from None
 
 
-def cmd_load(args: argparse.Namespace) -> int:
-    """`hoprag load`: check, count, connect, then the library's resumable load
-    (`hoprag.stores.cassandra.bulk`) with a progress bar."""
+def _resume_point(plan: LoadPlan, prior: CatalogEntry | None) -> int | None:
+    """`bulk.resume_point` for the plan, a table of another embedding refused in the
+    command's words."""
     from hoprag.stores.cassandra import bulk
-    from hoprag.stores.cassandra.catalog import LoadCatalog
+
+    if not plan.restart:
+        _check_embedding(plan, prior)
+    return bulk.resume_point(
+        prior,
+        source=plan.source,
+        embedding_name=plan.embedding,
+        restart=plan.restart,
+        where=f"{plan.keyspace}.{plan.table}",
+    )
+
+
+def _make_store(
+    plan: LoadPlan, args: argparse.Namespace, embedding: Any, dimension: int, session: Any
+) -> Any:
+    """The plan's CassandraStore, set up (a table it refuses, such as --lexical on one
+    without, records nothing)."""
     from hoprag.stores.cassandra.store import CassandraStore
 
-    plan = plan_load(args)
-    total = plan.total if plan.total is not None else sum(1 for _ in plan.documents())
+    return CassandraStore(
+        embedding,
+        keyspace=plan.keyspace,
+        table=plan.table,
+        session=session,
+        dimension=dimension,
+        replication_factor=plan.replication_factor,
+        write_consistency=plan.consistency,
+        fields=plan.fields,
+        lexical=args.lexical,
+    )
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    """`hoprag load`: check, count, connect, then the library's resumable load
+    (`hoprag.stores.cassandra.bulk`) with a progress bar, or with `--sync` its mirror
+    (`load_source.sync_load`)."""
+    from hoprag.cli.load_source import change_notice, print_notice, sync_load
+    from hoprag.stores.cassandra.catalog import LoadCatalog
+
+    plan = _counted(plan_load(args))
     embedding = make_embedding(plan.embedding)
     dimension = embedding_dimension(embedding)
     session = open_session(args)
@@ -169,45 +229,55 @@ def cmd_load(args: argparse.Namespace) -> int:
         catalog = LoadCatalog(session, plan.keyspace, consistency=plan.consistency)
         catalog.create(plan.replication_factor)  # the keyspace at the asked replication too
         prior = catalog.get(plan.table)
+        if plan.sync:
+            _check_embedding(plan, prior)
+            return sync_load(plan, _make_store(plan, args, embedding, dimension, session))
         if _resume_point(plan, prior) is None:
             done = prior.written if prior is not None else 0
             print(f"{plan.keyspace}.{plan.table} already holds the {done} documents "
                   "of this load; nothing to do (--restart loads it again)")  # fmt: skip
             return 0
-        store = CassandraStore(
-            embedding,
-            keyspace=plan.keyspace,
-            table=plan.table,
-            session=session,
-            dimension=dimension,
-            replication_factor=plan.replication_factor,
-            write_consistency=plan.consistency,
-            fields=plan.fields,
-            lexical=args.lexical,
-        )  # set up here: a table it refuses (--lexical on one without) records nothing
-        progress = Progress(total, label=f"load {plan.dataset}")
-
-        def started(skip: int) -> None:
-            if skip:
-                print(f"resuming: the first {skip} documents were written by an earlier run",
-                      file=sys.stderr)  # fmt: skip
-                progress.resume_from(skip)
-
-        result = bulk.load(
-            store,
-            plan.documents(),
-            source=plan.source,
-            embedding_name=plan.embedding,
-            batch=plan.batch,
-            restart=plan.restart,
-            catalog_consistency=plan.consistency,
-            started=started,
-            progress=progress.update,
-        )
-        progress.close()
-        took = time.monotonic() - progress.start
-        print(f"loaded {result.added} documents into {plan.keyspace}.{plan.table} in "
-              f"{took:.1f}s ({result.written} in all)")  # fmt: skip
-        return 0
+        print_notice(change_notice(prior, plan))
+        store = _make_store(plan, args, embedding, dimension, session)
+        return _load(plan, store, prior)
     finally:
         session.cluster.shutdown()
+
+
+def _load(plan: LoadPlan, store: Any, prior: CatalogEntry | None) -> int:
+    """The resumable load (`bulk.load`) with its progress bar and summary; after a load of
+    another source than the one the catalogue recorded, the documents the table holds that
+    this source has not got are counted (`load_source.stale_notice`)."""
+    from hoprag.cli.load_source import IdRecorder, print_notice, stale_notice
+    from hoprag.stores.cassandra import bulk
+
+    progress = Progress(plan.total, label=f"load {plan.dataset}")
+
+    def started(skip: int) -> None:
+        if skip:
+            print(f"resuming: the first {skip} documents were written by an earlier run",
+                  file=sys.stderr)  # fmt: skip
+            progress.resume_from(skip)
+
+    # From the first document over an earlier load: the table may hold documents this
+    # source has not got. (A first load, or one resumed, cannot have added any.)
+    replacing = prior is not None and (plan.restart or prior.source != plan.source)
+    documents = IdRecorder(plan.documents())
+    result = bulk.load(
+        store,
+        documents,
+        source=plan.source,
+        embedding_name=plan.embedding,
+        batch=plan.batch,
+        restart=plan.restart,
+        catalog_consistency=plan.consistency,
+        started=started,
+        progress=progress.update,
+    )
+    progress.close()
+    took = time.monotonic() - progress.start
+    print(f"loaded {result.added} documents into {plan.keyspace}.{plan.table} in "
+          f"{took:.1f}s ({result.written} in all)")  # fmt: skip
+    if replacing:
+        print_notice(stale_notice(store, documents.ids))
+    return 0

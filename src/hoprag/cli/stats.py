@@ -1,4 +1,6 @@
-"""`hoprag stats`: what the load catalogue says of each table, with its size on disk."""
+"""`hoprag stats`: each loaded table's documents (counted in the table, not taken from the
+load catalogue, so deleted documents are not counted), its size on disk and what the
+catalogue says of its load."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hoprag.cli.common import CliError, open_session
+from hoprag.cli.common import CliError, Progress, open_session
 from hoprag.termsafe import safe, safe_json
 
 if TYPE_CHECKING:
@@ -16,9 +18,36 @@ if TYPE_CHECKING:
 # --- stats ------------------------------------------------------------------------------------
 
 
+SHOW_COUNT_AFTER = 100_000
+"""Rows counted before a count shows its progress on stderr."""
+
+
+def count_documents(session: Any, keyspace: str, table: str) -> int | None:
+    """The rows of `keyspace.table`, counted page by page (`counting.key_pages`), with a
+    progress line on stderr once the count passes SHOW_COUNT_AFTER; None for a table that is
+    not there."""
+    from hoprag.stores.cassandra.counting import key_pages
+
+    pages = key_pages(session, keyspace, table)
+    if pages is None:
+        return None
+    count = 0
+    progress: Progress | None = None
+    for page in pages:
+        count += len(page)
+        if progress is None and count >= SHOW_COUNT_AFTER:
+            progress = Progress(None, label=f"count {keyspace}.{table}")
+        if progress is not None:
+            progress.update(count)
+    if progress is not None:
+        progress.close()
+    return count
+
+
 def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
-    """One summary per catalogued table (only `table` when given): documents, completeness,
-    dataset, embedding, dimension, MiB on disk, last update."""
+    """One summary per catalogued table (only `table` when given): the documents the table
+    holds (None when the table is gone), those its last load wrote by the catalogue
+    (`loaded`), completeness, dataset, embedding, dimension, MiB on disk, last update."""
     entries = catalog.entries()
     if table is not None:
         entries = [e for e in entries if e.table == table]
@@ -28,7 +57,8 @@ def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
     return [
         {
             "table": f"{catalog.keyspace}.{e.table}",
-            "documents": e.written,
+            "documents": count_documents(catalog.session, catalog.keyspace, e.table),
+            "loaded": e.written,
             "complete": e.complete,
             "dataset": json.loads(e.source).get("dataset"),
             "embedding": e.embedding,
@@ -41,19 +71,24 @@ def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
 
 
 def print_stats(rows: list[dict[str, Any]], keyspace: str) -> None:
-    """The stats as a text table, `(incomplete)` marking a load that did not finish."""
+    """The stats as a text table, `(incomplete)` marking a load that did not finish and
+    `(no table)` a catalogued table that is gone."""
     if not rows:
         print(f"no hoprag tables in keyspace {keyspace}")
         return
     print(f"{'table':<28} {'documents':>9}  {'disk MiB':>8}  embedding   dataset")
     for o in rows:
         mark = "" if o["complete"] else " (incomplete)"
-        print(f"{safe(o['table']):<28} {o['documents']:>9}  {o['disk_mib'] or 0:>8}  "
+        count = o["documents"]
+        if count is None:
+            count, mark = "-", f"{mark} (no table)"
+        print(f"{safe(o['table']):<28} {count:>9}  {o['disk_mib'] or 0:>8}  "
               f"{safe(o['embedding']):<10}  {safe(o['dataset'])}{mark}")  # fmt: skip
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    """`hoprag stats`: the load catalogue of the keyspace, as a table or JSON."""
+    """`hoprag stats`: the keyspace's loaded tables, their documents counted, as a table or
+    JSON."""
     from hoprag.stores.cassandra.catalog import LoadCatalog
     from hoprag.stores.cassandra.names import check_name
 
