@@ -288,9 +288,6 @@ def test_load_sync_mirrors_an_edited_file_exactly(
 def test_an_edited_file_loaded_without_sync_is_loaded_again_never_nothing_to_do(
     tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
 ) -> None:
-    from hoprag.embeddings import HashEmbedding
-    from hoprag.stores.cassandra.store import CassandraStore
-
     f = tmp_path / "mine.jsonl"
     write_articles_jsonl(f, 40)
     load = ("load", "jsonl", "--path", str(f), "--table", "mine", "--embedding", "hash:32",
@@ -314,9 +311,9 @@ def test_an_edited_file_loaded_without_sync_is_loaded_again_never_nothing_to_do(
     stats = _stats(cassandra_contact_points, keyspace, "mine")
     assert (stats["documents"], stats["loaded"]) == (41, 40)  # the table, then the load
 
-    store = CassandraStore(HashEmbedding(32), keyspace=keyspace, table="mine",
-                           session=cassandra_session)  # fmt: skip
-    assert store.delete([removed, changed]) == 2
+    delete = _hoprag(cassandra_contact_points, "delete", "--table", "mine", "--id", removed,
+                     "--id", changed, "--keyspace", keyspace)  # fmt: skip
+    assert delete.returncode == 0 and "deleted 2 document(s)" in delete.stdout, delete.stderr
     assert _stats(cassandra_contact_points, keyspace, "mine")["documents"] == 39
 
 

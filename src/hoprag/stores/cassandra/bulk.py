@@ -126,7 +126,10 @@ async def aload(
 ) -> LoadResult:
     """Load `documents` (in the same order on every run) into `store` as described above.
     `source` describes what is loaded (a JSON text, say): a run resumes only a load of the
-    same source. `embedding_name` names the store's embedding in the catalogue ("hash:32",
+    same source, skipping by position the documents the earlier run wrote, so `source` must
+    change whenever the documents do (`hoprag load` puts a digest of its file in it); a
+    changed source then loads from the first document, and `amirror` deletes what it no
+    longer has. `embedding_name` names the store's embedding in the catalogue ("hash:32",
     "minilm"). `started(skipped)` is called once before the first write, `progress(done)`
     with the documents written in all (skipped ones included) as they go. The arguments are
     checked before anything connects; each batch's documents are checked before any of them
