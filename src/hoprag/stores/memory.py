@@ -304,26 +304,8 @@ class MemoryStore(Store):
                 found = self._filter_rows(request.filter)
                 rows = [] if found is None else found.tolist()
             if rows:
-                self._remove(rows)
+                _drop_rows(self, rows)
             return len(rows)
-
-    def _remove(self, rows: list[int]) -> None:
-        """Take `rows` out, compacting the matrix and renumbering the rest (the caller holds
-        the lock)."""
-        keep = np.ones(self._n, dtype=bool)
-        keep[rows] = False
-        for r in rows:
-            self._lexical.remove(self._docs[r].id)
-        kept = np.flatnonzero(keep)
-        mat = np.empty((max(16, kept.size), self._mat.shape[1]), dtype=np.float32)
-        mat[: kept.size] = self._mat[kept]
-        self._mat = mat
-        self._docs = [self._docs[r] for r in kept.tolist()]
-        self._rows = {rec.id: i for i, rec in enumerate(self._docs)}
-        self._n = kept.size
-        self._index = {}
-        self._version += 1
-        self._values = {}
 
     async def adocuments(self) -> AsyncIterator[list[Document]]:
         """Every document without its embedding, a page of at most 1,000 at a time, in the
@@ -573,6 +555,25 @@ class MemoryStore(Store):
     ) -> list[Hit]:
         """Sync `aget`."""
         return self.prepare(embedding, filter, include_embeddings=include_embeddings).get(ids)
+
+
+def _drop_rows(store: MemoryStore, rows: list[int]) -> None:
+    """Take `rows` out of `store`, compacting its matrix and renumbering the rest in their
+    order (the caller holds the store's lock)."""
+    keep = np.ones(store._n, dtype=bool)
+    keep[rows] = False
+    for r in rows:
+        store._lexical.remove(store._docs[r].id)
+    kept = np.flatnonzero(keep)
+    mat = np.empty((max(16, kept.size), store._mat.shape[1]), dtype=np.float32)
+    mat[: kept.size] = store._mat[kept]
+    store._mat = mat
+    store._docs = [store._docs[r] for r in kept.tolist()]
+    store._rows = {rec.id: i for i, rec in enumerate(store._docs)}
+    store._n = kept.size
+    store._index = {}
+    store._version += 1
+    store._values = {}
 
 
 class MemoryQuery(PreparedQuery):
