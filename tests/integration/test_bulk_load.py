@@ -231,7 +231,7 @@ async def test_a_mirror_after_an_interrupted_load_writes_only_what_is_missing(
     assert sorted(_table(cassandra_session, keyspace, "halfway")) == [d.id for d in DOCS]
 
 
-async def test_a_mirror_into_a_table_of_another_embedding_is_refused_before_writing(
+async def test_a_mirror_into_a_table_holding_another_embedding_is_refused_before_writing(
     cassandra_session: Any, keyspace: str
 ) -> None:
     store = _store(cassandra_session, keyspace, "other")
@@ -241,3 +241,15 @@ async def test_a_mirror_into_a_table_of_another_embedding_is_refused_before_writ
     assert caught.value.argument == "embedding_name"
     assert not [text for text, _ in log if text.startswith(("INSERT INTO", "DELETE"))]
     assert len(_table(cassandra_session, keyspace, "other")) == 5
+
+    # Dropped and made again, the table holds nothing of the old embedding: the mirror loads.
+    cassandra_session.execute(f"DROP TABLE {keyspace}.other", timeout=120)
+    remade = CassandraStore(HashEmbedding(8), keyspace=keyspace, table="other",
+                            session=cassandra_session)  # fmt: skip
+    result = await bulk.amirror(remade, iter(DOCS[:2]), source="two", embedding_name="hash:8")
+    assert (
+        result.mirror is not None
+        and result.mirror.summary() == "2 added, 0 updated, 0 unchanged, 0 deleted"
+    )
+    entry = LoadCatalog(cassandra_session, keyspace).get("other")
+    assert entry is not None and (entry.embedding, entry.dimension) == ("hash:8", 8)

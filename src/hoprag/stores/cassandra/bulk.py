@@ -240,8 +240,9 @@ async def amirror(
     """Make the store's table hold exactly `documents` (`hoprag.stores.mirror.amirror`, with
     its `progress(phase, done)`) and record the load of `source` in the catalogue: as
     started (0 written, not complete) before the first write, as complete with every
-    document of the source once the mirror is done. A table loaded with another embedding
-    is refused before anything is written (InvalidInputError naming `embedding_name`)."""
+    document of the source once the mirror is done. A table that holds documents of another
+    embedding is refused before anything is written (InvalidInputError naming
+    `embedding_name`); an empty one (dropped and made again) is not."""
     batch = _check_load_args(source, embedding_name, batch, False, None, None)
     if progress is not None and not callable(progress):
         raise invalid("progress", progress, "a callable taking (phase, count), or None")
@@ -249,7 +250,8 @@ async def amirror(
     await store.asetup()
     catalog = LoadCatalog(store.session, store.keyspace, consistency=consistency)
     prior = await anyio.to_thread.run_sync(catalog.get, store.table)
-    check_embedding(prior, embedding_name, f"{store.keyspace}.{store.table}")
+    if prior is not None and not await anyio.to_thread.run_sync(_is_empty, store):
+        check_embedding(prior, embedding_name, f"{store.keyspace}.{store.table}")
     await anyio.to_thread.run_sync(catalog.create, store.config.replication_factor)
     dimension = int(store.dimension or 0)
 
