@@ -12,7 +12,10 @@ running environment; a module no installed distribution provides is taken to com
 distribution of its own name). It is declared when one of those distributions is a base
 requirement, or a requirement of an extra the importing file belongs to (`EXTRAS`).
 The requirements are the WHEEL's `Requires-Dist` when one is given, else pyproject.toml's.
-Prints one line per undeclared import and exits 1 if there is any."""
+Prints one line per undeclared import and exits 1 if there is any.
+
+Modules are compared by their top level only: for a namespace package any of its distributions
+counts (an import of `opentelemetry.sdk` passes because `opentelemetry-api` is declared)."""
 
 from __future__ import annotations
 
