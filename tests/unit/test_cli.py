@@ -565,3 +565,18 @@ def test_the_documents_digest_counts_and_follows_ids_content_and_metadata() -> N
         [Document("b", "two"), Document("a", "one", {"k": 1})],
     ):
         assert documents_digest(other)[1] != digest
+
+
+def test_a_long_read_of_keys_shows_progress_and_a_short_one_stays_quiet(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from hoprag.cli.stats import SHOW_COUNT_AFTER, shown_pages
+
+    short = [[1] * 10, [2] * 10]
+    assert list(shown_pages(short, "count ks.t")) == short
+    assert capfd.readouterr().err == ""
+    page = [0] * (SHOW_COUNT_AFTER // 2)
+    assert sum(len(p) for p in shown_pages([page, page, page], "count ks.t")) == len(page) * 3
+    lines = capfd.readouterr().err.splitlines()
+    assert lines and all(line.startswith("count ks.t ") for line in lines)
+    assert lines[-1].startswith(f"count ks.t {len(page) * 3} keys ")

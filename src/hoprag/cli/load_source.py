@@ -87,14 +87,18 @@ class IdRecorder:
 
 def stale_notice(store: CassandraStore, source_ids: set[str]) -> str | None:
     """The line saying how many documents the store's table holds that are not among
-    `source_ids` (read page by page, `counting.key_pages`), or None when there are none."""
+    `source_ids` (its keys read page by page, `counting.key_pages`, with progress on a large
+    table), or None when there are none."""
+    from hoprag.cli.stats import shown_pages
     from hoprag.stores.cassandra.counting import key_pages
 
-    pages = key_pages(store.session, store.keyspace, store.table)
-    stale = sum(1 for page in pages or () for key in page if key not in source_ids)
+    where = f"{store.keyspace}.{store.table}"
+    pages = shown_pages(
+        key_pages(store.session, store.keyspace, store.table) or (), f"ids of {where}"
+    )
+    stale = sum(1 for page in pages for key in page if key not in source_ids)
     if not stale:
         return None
-    where = f"{store.keyspace}.{store.table}"
     if stale == 1:
         return f"1 document in {where} is not in the source; --sync deletes it"
     return f"{stale} documents in {where} are not in the source; --sync deletes them"

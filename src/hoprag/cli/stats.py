@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from hoprag.cli.common import CliError, Progress, open_session
@@ -22,26 +23,31 @@ SHOW_COUNT_AFTER = 100_000
 """Rows counted before a count shows its progress on stderr."""
 
 
+def shown_pages(pages: Iterable[list[Any]], label: str) -> Iterator[list[Any]]:
+    """The pages of keys, with a progress line on stderr (`label`, keys read) once more than
+    SHOW_COUNT_AFTER have passed."""
+    count = 0
+    progress: Progress | None = None
+    for page in pages:
+        yield page
+        count += len(page)
+        if progress is None and count >= SHOW_COUNT_AFTER:
+            progress = Progress(None, label=label, unit="keys")
+        if progress is not None:
+            progress.update(count)
+    if progress is not None:
+        progress.close()
+
+
 def count_documents(session: Any, keyspace: str, table: str) -> int | None:
-    """The rows of `keyspace.table`, counted page by page (`counting.key_pages`), with a
-    progress line on stderr once the count passes SHOW_COUNT_AFTER; None for a table that is
-    not there."""
+    """The rows of `keyspace.table`, counted page by page (`counting.key_pages`, progress
+    shown by `shown_pages`); None for a table that is not there."""
     from hoprag.stores.cassandra.counting import key_pages
 
     pages = key_pages(session, keyspace, table)
     if pages is None:
         return None
-    count = 0
-    progress: Progress | None = None
-    for page in pages:
-        count += len(page)
-        if progress is None and count >= SHOW_COUNT_AFTER:
-            progress = Progress(None, label=f"count {keyspace}.{table}")
-        if progress is not None:
-            progress.update(count)
-    if progress is not None:
-        progress.close()
-    return count
+    return sum(len(page) for page in shown_pages(pages, f"count {keyspace}.{table}"))
 
 
 def stats_rows(catalog: LoadCatalog, table: str | None) -> list[dict[str, Any]]:
