@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hoprag.cli.common import (
     CliError,
+    ModelLoadNotice,
     Progress,
     clip,
     embedding_dimension,
@@ -215,12 +216,14 @@ def _make_store(
 def cmd_load(args: argparse.Namespace) -> int:
     """`hoprag load`: check, count, connect, then the library's resumable load
     (`hoprag.stores.cassandra.bulk`) with a progress bar, or with `--sync` its mirror
-    (`load_source.sync_load`)."""
+    (`load_source.sync_load`). The embedding model loads when the first batch needs it (not
+    at all when the cache holds every vector); the bar's rate and ETA start after that load."""
     from hoprag.cli.load_source import change_notice, print_notice, sync_load
     from hoprag.stores.cassandra.catalog import LoadCatalog
 
     plan = _counted(plan_load(args))
-    embedding = make_embedding(plan.embedding)
+    notice = ModelLoadNotice()
+    embedding = make_embedding(plan.embedding, notice=notice)
     dimension = embedding_dimension(embedding)
     session = open_session(args)
     try:
@@ -231,7 +234,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         prior = catalog.get(plan.table)
         if plan.sync:
             _check_embedding(plan, prior)
-            return sync_load(plan, _make_store(plan, args, embedding, dimension, session))
+            return sync_load(plan, _make_store(plan, args, embedding, dimension, session), notice)
         if _resume_point(plan, prior) is None:
             done = prior.written if prior is not None else 0
             print(f"{plan.keyspace}.{plan.table} already holds the {done} documents "
@@ -239,12 +242,12 @@ def cmd_load(args: argparse.Namespace) -> int:
             return 0
         print_notice(change_notice(prior, plan))
         store = _make_store(plan, args, embedding, dimension, session)
-        return _load(plan, store, prior)
+        return _load(plan, store, notice, prior)
     finally:
         session.cluster.shutdown()
 
 
-def _load(plan: LoadPlan, store: Any, prior: CatalogEntry | None) -> int:
+def _load(plan: LoadPlan, store: Any, notice: ModelLoadNotice, prior: CatalogEntry | None) -> int:
     """The resumable load (`bulk.load`) with its progress bar and summary; after a load of
     another source than the one the catalogue recorded, the documents the table holds that
     this source has not got are counted (`load_source.stale_notice`)."""
@@ -252,6 +255,7 @@ def _load(plan: LoadPlan, store: Any, prior: CatalogEntry | None) -> int:
     from hoprag.stores.cassandra import bulk
 
     progress = Progress(plan.total, label=f"load {plan.dataset}")
+    notice.on_loaded(progress.restart)
 
     def started(skip: int) -> None:
         if skip:
@@ -275,7 +279,7 @@ def _load(plan: LoadPlan, store: Any, prior: CatalogEntry | None) -> int:
         progress=progress.update,
     )
     progress.close()
-    took = time.monotonic() - progress.start
+    took = time.monotonic() - progress.began
     print(f"loaded {result.added} documents into {plan.keyspace}.{plan.table} in "
           f"{took:.1f}s ({result.written} in all)")  # fmt: skip
     if replacing:
