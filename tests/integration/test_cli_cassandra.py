@@ -284,6 +284,17 @@ def test_load_sync_mirrors_an_edited_file_exactly(
     assert "0 added, 0 updated, 30 unchanged, 10 deleted (30 in all)" in first_30.stdout
     assert len(_table_documents(cassandra_session, keyspace, "mine")) == 30
 
+    other = (*sync, "--embedding", "hash:16")  # the later --embedding wins
+    refused = _hoprag(cassandra_contact_points, *other)
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        f"hoprag: error: {keyspace}.mine was loaded with embedding 'hash:32'; load into "
+        "another --table or drop the table first"
+    )
+    cassandra_session.execute(f"DROP TABLE {keyspace}.mine", timeout=120)
+    remade = _hoprag(cassandra_contact_points, *other)
+    assert "40 added, 0 updated, 0 unchanged, 0 deleted" in remade.stdout, remade.stderr
+    assert _stats(cassandra_contact_points, keyspace, "mine")["embedding"] == "hash:16"
+
 
 def test_an_edited_file_loaded_without_sync_is_loaded_again_never_nothing_to_do(
     tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str

@@ -163,16 +163,18 @@ def _counted(plan: LoadPlan) -> LoadPlan:
 
 
 def _check_embedding(plan: LoadPlan, prior: CatalogEntry | None) -> None:
-    """`bulk.check_embedding` for the plan, its refusal in the command's words."""
+    """`bulk.check_embedding` for the plan, its refusal in the command's words (with
+    `--sync`: drop the table first; a plain load: drop it and pass --restart)."""
     from hoprag.stores.cassandra import bulk
 
     try:
         bulk.check_embedding(prior, plan.embedding, f"{plan.keyspace}.{plan.table}")
     except InvalidInputError:
         assert prior is not None
+        then = "drop the table first" if plan.sync else "pass --restart after dropping it"
         raise CliError(
             f"{plan.keyspace}.{plan.table} was loaded with embedding {prior.embedding!r}; load "
-            "into another --table or pass --restart after dropping it",
+            f"into another --table or {then}",
             2,
         ) from None
 
@@ -220,6 +222,7 @@ def cmd_load(args: argparse.Namespace) -> int:
     at all when the cache holds every vector); the bar's rate and ETA start after that load."""
     from hoprag.cli.load_source import change_notice, print_notice, sync_load
     from hoprag.stores.cassandra.catalog import LoadCatalog
+    from hoprag.stores.cassandra.counting import holds_rows
 
     plan = _counted(plan_load(args))
     notice = ModelLoadNotice()
@@ -233,7 +236,8 @@ def cmd_load(args: argparse.Namespace) -> int:
         catalog.create(plan.replication_factor)  # the keyspace at the asked replication too
         prior = catalog.get(plan.table)
         if plan.sync:
-            _check_embedding(plan, prior)
+            if holds_rows(session, plan.keyspace, plan.table):  # a dropped table is new
+                _check_embedding(plan, prior)
             return sync_load(plan, _make_store(plan, args, embedding, dimension, session), notice)
         if _resume_point(plan, prior) is None:
             done = prior.written if prior is not None else 0

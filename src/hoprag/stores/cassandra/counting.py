@@ -12,7 +12,7 @@ from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.live_schema import table_shape
 from hoprag.stores.cassandra.names import check_name
 
-__all__ = ["PAGE_ROWS", "PAGE_TIMEOUT", "count_rows", "key_pages"]
+__all__ = ["PAGE_ROWS", "PAGE_TIMEOUT", "count_rows", "holds_rows", "key_pages"]
 
 PAGE_ROWS = 5000
 """Keys per page."""
@@ -55,6 +55,19 @@ def _pages(session: Any, column: str, fq: str) -> Iterator[list[Any]]:
             result.fetch_next_page()
     except Exception as exc:
         raise translate(exc, f"reading the keys of {fq}") from exc
+
+
+def holds_rows(session: Any, keyspace: str, table: str) -> bool:
+    """Whether `keyspace.table` exists and holds a row (one key read)."""
+    keyspace = check_name(keyspace, what="keyspace")
+    table = check_name(table, what="table")
+    column = _key_column(session, keyspace, table)
+    if column is None:
+        return False
+    try:
+        return session.execute(f"SELECT {column} FROM {keyspace}.{table} LIMIT 1").one() is not None
+    except Exception as exc:
+        raise translate(exc, f"reading a key of {keyspace}.{table}") from exc
 
 
 def count_rows(session: Any, keyspace: str, table: str) -> int | None:
