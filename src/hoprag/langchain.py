@@ -19,7 +19,8 @@ try:
     from langchain_core.retrievers import BaseRetriever
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "hoprag.langchain needs langchain-core: pip install 'hoprag[langchain]'"
+        "hoprag.langchain needs langchain-core: install hoprag's langchain extra (from a "
+        "clone: pip install '.[langchain]'; README, Install)"
     ) from exc
 from pydantic import ConfigDict, Field, field_validator
 

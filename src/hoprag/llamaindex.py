@@ -23,7 +23,8 @@ try:
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "hoprag.llamaindex needs llama-index-core: pip install 'hoprag[llamaindex]'"
+        "hoprag.llamaindex needs llama-index-core: install hoprag's llamaindex extra (from a "
+        "clone: pip install '.[llamaindex]'; README, Install)"
     ) from exc
 
 from hoprag.documents import Node

