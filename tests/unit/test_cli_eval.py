@@ -134,3 +134,18 @@ def test_rank_fusion_sums_reciprocal_ranks() -> None:
     score_c = 1 / (RRF_C + 3) + 1 / (RRF_C + 1)
     score_b = 1 / (RRF_C + 2)
     assert score_c > score_b
+
+
+def test_eval_refuses_a_json_output_that_is_its_data_file_and_keeps_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = hotpot_file(tmp_path / "hotpotqa_small.json")
+    before = data.read_bytes()
+    (tmp_path / "link.json").symlink_to(data)
+    for out in (data, tmp_path / "link.json"):
+        code = main(["eval", "--dataset", "hotpotqa", "--data", str(tmp_path), "--embedding",
+                     "hash:8", "--json", str(out)])  # fmt: skip
+        assert code == 2
+        err = capsys.readouterr().err
+        assert f"--json {out} is the same file as the data file {data}" in err
+        assert data.read_bytes() == before

@@ -158,3 +158,26 @@ def test_link_of_a_table_is_refused_naming_the_problem_before_connecting(
     code = main(["link", *args, "--contact-points", "127.0.0.1:1"])
     assert code == 2
     assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("clash", ["--path", "--out", "--aliases"])
+def test_link_refuses_a_json_report_over_its_input_or_output_and_keeps_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    clash: str,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    src = write_jsonl(tmp_path / "in.jsonl", RECORDS)
+    aliases = tmp_path / "aliases.json"
+    aliases.write_text('{"turing": ["Turing"]}')
+    out = tmp_path / "out.jsonl"
+    out.write_text("kept\n")
+    given = {"--path": src, "--out": out, "--aliases": aliases}
+    before = {p: p.read_bytes() for p in given.values()}
+    # The same file through another spelling: relative, and resolved only by the check.
+    report = f"./sub/../{given[clash].name}"
+    (tmp_path / "sub").mkdir()
+    code = main(["link", *[str(x) for kv in given.items() for x in kv], "--json", report])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"--json {report} is the same file as {clash}" in err
+    assert {p: p.read_bytes() for p in given.values()} == before

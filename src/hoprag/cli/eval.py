@@ -108,7 +108,12 @@ def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], li
     if not Path(args.json).parent.is_dir():
         raise CliError(f"--json {args.json}: the directory does not exist", 2)
     ids = _question_ids(args.question_ids) if args.question_ids else None
-    return data_files(args.dataset, Path(args.data)), methods, ids
+    files = data_files(args.dataset, Path(args.data))
+    from hoprag.cli.link import check_not_input
+
+    inputs = [("--question-ids", args.question_ids), *(("the data file", f) for f in files)]
+    check_not_input("--json", args.json, inputs)
+    return files, methods, ids
 
 
 def load_set(dataset: str, files: list[Path]) -> Any:

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,9 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
         _check_files(args)
     if args.report and not Path(args.report).parent.is_dir():
         raise CliError(f"--json {args.report}: the directory does not exist", 2)
+    if args.report:
+        inputs = [("--path", args.path), ("--out", args.out), ("--aliases", args.aliases)]
+        check_not_input("--json", args.report, inputs)
     _check_fields(args)
     from hoprag.linking import check_link_options
 
@@ -242,6 +246,25 @@ def link_table(args: argparse.Namespace, aliases: dict[str, list[str]] | None) -
             figures |= {"phrases_field": args.phrases, "phrased": done.phrased}
         write_whole(Path(args.report), [json.dumps(figures, indent=2)])
     return 0
+
+
+def check_not_input(flag: str, out: str, inputs: Iterable[tuple[str, str | Path | None]]) -> None:
+    """Raise CliError (exit 2) when the output path `out`, given as `flag`, is the same file
+    as one of `inputs` ((what it is, path); None is skipped): the same path once resolved
+    (symbolic links and relative paths followed), or, both existing, the same file on disk
+    (a hard link). Writing the output there would replace that file."""
+    from hoprag.cli.common import CliError
+
+    for name, path in inputs:
+        if path is not None and _same_file(Path(out), Path(path)):
+            raise CliError(f"{flag} {out} is the same file as {name} {path}: give another "
+                           f"file to {flag}", 2)  # fmt: skip
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    return a.exists() and b.exists() and os.path.samefile(a, b)
 
 
 def write_whole(path: Path, lines: Any) -> None:
