@@ -252,9 +252,10 @@ def link_documents(
     A title found in more than `max_share` of the documents is skipped as `common` once there
     are at least `common_after` documents (on fewer, a share says little). `progress` is called
     with the count of texts read so far, every 1,000 and at the end. Raises InvalidInputError
-    for a bad option before reading any text."""
+    for a bad option before reading any text, `field` equal to `title_field` among them (the
+    titles would be replaced by the links)."""
     check_link_options(field=field, min_chars=min_chars, max_shared=max_shared,
-                       max_share=max_share)  # fmt: skip
+                       max_share=max_share, title_field=title_field)  # fmt: skip
     titles = [(d.id, _title(d, title_field)) for d in documents]
     linker = TitleLinker(
         titles,
@@ -286,11 +287,22 @@ def link_documents(
 
 
 def check_link_options(
-    *, field: str = "mentions", min_chars: int = 4, max_shared: int = 3, max_share: float = 0.05
+    *,
+    field: str = "mentions",
+    min_chars: int = 4,
+    max_shared: int = 3,
+    max_share: float = 0.05,
+    title_field: str = "title",
 ) -> None:
-    """Raise InvalidInputError naming the first bad option of `link_documents`."""
+    """Raise InvalidInputError naming the first bad option of `link_documents`: `field` must
+    be a field name other than `title_field`, which the titles are read from."""
     if not isinstance(field, str) or not field or field.startswith("$"):
         raise invalid("field", field, "a metadata field name (not starting with '$')")
+    if not isinstance(title_field, str) or not title_field:
+        raise invalid("title_field", title_field, "a metadata field name")
+    if field == title_field:
+        raise invalid("field", field, f"a field other than title_field {title_field!r}",
+                      hint="the links would replace the titles they are found by")  # fmt: skip
     for name, value in (("min_chars", min_chars), ("max_shared", max_shared)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise invalid(name, value, "an int of at least 1")

@@ -130,6 +130,9 @@ def test_documents_without_a_title_field_are_known_by_their_id() -> None:
         ({"max_share": True}, "max_share must be a fraction"),
         ({"min_chars": 0}, "min_chars must be an int of at least 1"),
         ({"max_shared": 0}, "max_shared must be an int of at least 1"),
+        ({"field": "title"}, "field must be a field other than title_field 'title', got 'title'"),
+        ({"field": "name", "title_field": "name"}, "field other than title_field 'name'"),
+        ({"title_field": ""}, "title_field must be a metadata field name"),
     ],
 )
 def test_bad_linking_options_are_invalid_input_naming_them(kwargs: dict, says: str) -> None:
@@ -155,3 +158,11 @@ def test_a_traversal_follows_the_links_from_text_both_ways() -> None:
     back = traverse("x", store=store, edges=[("$id", "mentions")], initial_root_ids=("p",),
                     strategy=Eager(select_k=10, start_k=0, max_depth=2))  # fmt: skip
     assert {(n.id, n.depth) for n in back} == {("p", 0), ("r", 1), ("q", 2)}
+
+
+def test_linking_into_the_title_field_is_refused_and_leaves_the_titles() -> None:
+    docs = [doc("a", "Alpha", "see Beta"), doc("b", "Beta", "see Alpha")]
+    with pytest.raises(InvalidInputError) as e:
+        link_documents(docs, field="title")
+    assert e.value.argument == "field" and "would replace the titles" in str(e.value)
+    assert [d.metadata["title"] for d in docs] == ["Alpha", "Beta"]
