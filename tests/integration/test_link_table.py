@@ -1,7 +1,8 @@
 """Edges from plain text for a table already loaded: `hoprag link --table` as a user runs it
 (the mentions written in place, followed by queries both ways, content and vectors untouched,
-a second run with nothing to update), and `CassandraStore.aupdate_metadata` under it (declared
-fields follow the new metadata; an id not in the table writes nothing)."""
+a second run refused because the documents hold the field, and with --overwrite nothing to
+update), and `CassandraStore.aupdate_metadata` under it (declared fields follow the new
+metadata; an id not in the table writes nothing)."""
 
 from __future__ import annotations
 
@@ -74,7 +75,15 @@ async def test_link_table_writes_mentions_in_place_that_queries_follow(
     hits = await (await store.aprepare(None)).alexical("island", k=5)
     assert {h.id for h in hits} == {"quokka", "rottnest"}
 
-    again = _hoprag(cassandra_contact_points, keyspace, "link", "--table", "places")
+    # The documents now hold `mentions`: a second run is refused naming it, unless asked.
+    refused = _hoprag(cassandra_contact_points, keyspace, "link", "--table", "places")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "field must be a field no document of the table holds, got 'mentions'" in (
+        refused.stderr
+    )
+    assert "4 of 4 documents hold 'mentions'" in refused.stderr and "--overwrite" in refused.stderr
+    again = _hoprag(cassandra_contact_points, keyspace, "link", "--table", "places",
+                    "--overwrite")  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert "updated 0 of 4 documents" in again.stdout
 

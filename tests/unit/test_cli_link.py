@@ -149,6 +149,7 @@ def test_link_with_phrases_adds_the_names_records_share(tmp_path: Path) -> None:
         (["--table", "docs", "--field", "title"], "--field must be a new field name"),
         (["--table", "docs", "--keyspace", "no-such"], "keyspace 'no-such' is not a plain"),
         (["--table", "no-such"], "table 'no-such' is not a plain name"),
+        (["--path", "in.jsonl", "--out", "o.jsonl", "--overwrite"], "--overwrite applies to"),
     ],
 )
 def test_link_of_a_table_is_refused_naming_the_problem_before_connecting(

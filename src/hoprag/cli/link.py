@@ -69,6 +69,11 @@ def add_link_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         default=3,
         help="with --phrases: keep a name held by at most this many records (3)",
     )
+    lk.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --table: replace --field (and --phrases) where documents already hold it",
+    )
     lk.add_argument("--json", dest="report", help="also write the report as JSON to this file")
     lk.set_defaults(func=cmd_link)
 
@@ -81,6 +86,8 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
         if args.path is not None or args.out is not None:
             raise CliError("--table links a loaded table in place: give it without --path "
                            "and --out", 2)  # fmt: skip
+    elif args.overwrite:
+        raise CliError("--overwrite applies to --table (--out is a new file)", 2)
     elif args.path is None or args.out is None:
         raise CliError("give --path and --out (a JSONL file), or --table (a loaded table)", 2)
     else:
@@ -227,7 +234,8 @@ def link_table(args: argparse.Namespace, aliases: dict[str, list[str]] | None) -
                                 strip_qualifiers=not args.keep_qualifiers,
                                 min_chars=args.min_chars, max_shared=args.max_shared,
                                 max_share=args.max_share, phrases=args.phrases,
-                                phrase_docs=args.phrase_docs, read=reading.update,
+                                phrase_docs=args.phrase_docs, overwrite=args.overwrite,
+                                read=reading.update,
                                 written=written)  # fmt: skip
         done = run_sync(run)
         reading.close()

@@ -4,8 +4,10 @@ read page by page (`CassandraStore.adocuments`), linked in memory as a file is
 whose metadata changed get it replaced in place (`CassandraStore.aupdate_metadata`: content,
 embedding and lexical terms untouched, tokens and declared fields follow).
 
-Linking reads only titles and content, which it does not change, so the same table gives the
-same links: an interrupted run, run again, finds the documents it updated already holding
+A field the table's documents already hold is refused, naming it and how many hold it,
+unless `overwrite` is given: linking would replace what they hold. Linking reads only titles
+and content, which it does not change, so the same table gives the same links: an
+interrupted run, run again with `overwrite`, finds the documents it updated already holding
 their links and writes only the rest. A writer changing the table meanwhile can have its
 metadata replaced by what this read: link a table while nothing else writes to it."""
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Document
+from hoprag.errors import invalid
 from hoprag.linking import LinkReport, check_link_options, link_documents
 from hoprag.phrases import link_phrases
 
@@ -42,6 +45,7 @@ async def alink_table(
     max_share: float = 0.05,
     phrases: str | None = None,
     phrase_docs: int = 3,
+    overwrite: bool = False,
     read: Callable[[int], None] | None = None,
     written: Callable[[int, int], None] | None = None,
 ) -> TableLinks:
@@ -49,7 +53,8 @@ async def alink_table(
     gets the ids of the documents whose titles its text mentions (`link_documents`' options),
     `phrases` (when given) the rare names it shares (`link_phrases`). `read(n)` is called as
     pages arrive, `written(done, total)` as updates complete. Options are checked before
-    anything is read."""
+    anything is read; InvalidInputError names `field` (or `phrases`) when a document of the
+    table already holds it and `overwrite` is false, before anything is written."""
     check_link_options(field=field, min_chars=min_chars, max_shared=max_shared,
                        max_share=max_share)  # fmt: skip
     if phrases is not None:
@@ -59,6 +64,8 @@ async def alink_table(
         docs.extend(page)
         if read is not None:
             read(len(docs))
+    if not overwrite:
+        _refuse_held(docs, {"field": field, "phrases": phrases})
     linked, report = link_documents(docs, field=field, aliases=aliases,
                                     strip_qualifiers=strip_qualifiers, min_chars=min_chars,
                                     max_shared=max_shared, max_share=max_share)  # fmt: skip
@@ -69,3 +76,16 @@ async def alink_table(
     changed = [new for old, new in zip(docs, linked, strict=True) if new.metadata != old.metadata]
     await store.aupdate_metadata(changed, progress=written)
     return TableLinks(report, len(docs), len(changed), phrased)
+
+
+def _refuse_held(docs: list[Document], fields: Mapping[str, str | None]) -> None:
+    """Raise InvalidInputError naming the first of `fields` (argument -> field name; None is
+    skipped) that a document of `docs` already holds, with how many hold it."""
+    for argument, name in fields.items():
+        if name is None:
+            continue
+        held = sum(name in d.metadata for d in docs)
+        if held:
+            raise invalid(argument, name, "a field no document of the table holds",
+                          hint=f"{held} of {len(docs)} documents hold {name!r}; give "
+                          "overwrite=True (hoprag link --overwrite) to replace it")  # fmt: skip
