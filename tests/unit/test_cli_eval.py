@@ -149,3 +149,19 @@ def test_eval_refuses_a_json_output_that_is_its_data_file_and_keeps_it(
         err = capsys.readouterr().err
         assert f"--json {out} is the same file as the data file {data}" in err
         assert data.read_bytes() == before
+
+
+def test_eval_drops_questions_without_gold_and_says_why_instead_of_scoring_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = hotpot_file(tmp_path / "hotpotqa_small.json")
+    recs = json.loads(data.read_text())
+    recs[0]["supporting_facts"] = []
+    data.write_text(json.dumps(recs))
+    out = tmp_path / "f.json"
+    assert main(["eval", "--dataset", "hotpotqa", "--data", str(tmp_path), "--embedding",
+                 "hash:16", "--methods", "lexical", "--json", str(out)]) == 0  # fmt: skip
+    assert "5 questions (1 dropped: 1 no gold passage)" in capsys.readouterr().out
+    figures = json.loads(out.read_text())
+    assert "h0" not in figures["questions"] and len(figures["questions"]) == 5
+    assert figures["dropped"] == {"no gold passage": 1}

@@ -59,7 +59,8 @@ def test_2wiki_gold_passages_come_from_the_evidence_subjects(tmp_path: Path) -> 
         "q2": ("Heat (1995 film)",),  # the qualifier's words are in the question
         "q3": ("Mercury (element)",),  # the triple's object is in the passage
     }
-    assert s.dropped == {"subject not in the corpus": 1, "subject ambiguous": 1}
+    assert s.dropped == {"subject not in the corpus": 1, "subject ambiguous": 1,
+                         "no gold passage": 0}  # fmt: skip
     assert {q.id: q.type for q in s.questions}["q2"] == "comparison"
 
 
@@ -128,7 +129,8 @@ def test_recall_at_k_is_the_share_of_gold_in_the_top_k() -> None:
     assert recall_at_k(["a", "b", "c"], ["a", "c"], 2) == 0.5
     assert recall_at_k(["a", "b", "c"], ["a", "c"], 3) == 1.0
     assert recall_at_k(["x"], ["a", "a"], 5) == 0.0
-    assert recall_at_k([], [], 5) == 1.0
+    with pytest.raises(InvalidInputError, match="gold must be at least one gold passage id"):
+        recall_at_k(["a"], [], 5)  # no gold is no recall, not a perfect one
     with pytest.raises(InvalidInputError, match="k must be an int of at least 1"):
         recall_at_k(["a"], ["a"], 0)
 
@@ -141,3 +143,31 @@ def test_the_bootstrap_interval_brackets_the_mean_and_is_reproducible() -> None:
     assert bootstrap_interval([0.5] * 10) == (0.5, 0.5)
     with pytest.raises(InvalidInputError, match="values must be at least one value"):
         bootstrap_interval([])
+
+
+def test_questions_without_gold_passages_are_dropped_with_the_reason_not_scored(
+    tmp_path: Path,
+) -> None:
+    hotpot = write(tmp_path / "hotpot.json", [
+        {"_id": "h1", "question": "?", "context": [["A", ["a."]]], "supporting_facts": [["A", 0]]},
+        {"_id": "h2", "question": "?", "context": [["B", ["b."]]], "supporting_facts": []},
+        {"_id": "h3", "question": "?", "context": [["C", ["c."]]], "supporting_facts": [["Z", 0]]},
+    ])  # fmt: skip
+    s = load_hotpotqa([hotpot])
+    assert [q.id for q in s.questions] == ["h1"] and s.dropped == {"no gold passage": 2}
+    assert [p.id for p in s.passages] == ["A", "B", "C"]  # their paragraphs stay in the corpus
+    musique = write(tmp_path / "musique.json", [
+        {"id": "2hop__1", "question": "?", "paragraphs": [
+            {"title": "A", "paragraph_text": "a", "is_supporting": True}]},
+        {"id": "2hop__2", "question": "?", "paragraphs": [
+            {"title": "B", "paragraph_text": "b", "is_supporting": False}]},
+    ])  # fmt: skip
+    m = load_musique([musique])
+    assert [q.id for q in m.questions] == ["2hop__1"] and m.dropped == {"no gold passage": 1}
+    corpus = write(tmp_path / "corpus.json", [{"title": "A", "text": "a"}])
+    questions = write(tmp_path / "q.json", [
+        {"id": "w1", "question": "?", "evidence": [["A", "r", "o"]]},
+        {"id": "w2", "question": "?", "evidence": []},
+    ])  # fmt: skip
+    w = load_2wiki(corpus, questions)
+    assert [q.id for q in w.questions] == ["w1"] and w.dropped["no gold passage"] == 1

@@ -136,9 +136,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     evalset = load_set(args.dataset, files)
     asked = sample_questions(evalset.questions, count=args.questions, seed=args.seed, ids=ids)
     embedding = make_embedding(args.embedding)
-    dropped = sum(evalset.dropped.values())
     print(f"{args.dataset}: {len(evalset.passages)} passages, {len(asked)} questions"
-          + (f" ({dropped} dropped: {evalset.dropped})" if dropped else ""))  # fmt: skip
+          + dropped_note(evalset.dropped))  # fmt: skip
     warm_up(embedding)  # before any progress bar: their rates exclude the model's load
     corpus = passage_documents(evalset.passages)
     store = cassandra_store(args, corpus[0], embedding) if args.store == "cassandra" else None
@@ -162,6 +161,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     write_whole(Path(args.json), [json.dumps(figures, indent=2)])
     return 0
+
+
+def dropped_note(dropped: dict[str, int]) -> str:
+    """ " (N dropped: n1 reason1, n2 reason2)" for the reasons that dropped a question, or ""."""
+    reasons = ", ".join(f"{n} {reason}" for reason, n in dropped.items() if n)
+    return f" ({sum(dropped.values())} dropped: {reasons})" if reasons else ""
 
 
 def eval_table(dataset: str, docs: list[Any], embedding: str) -> str:

@@ -7,7 +7,7 @@
   subject after `normalise`, else the pages whose title without a trailing "(...)" qualifier
   equals it, narrowed to one by the question's text (the qualifier's words in it) or by the
   triple's object occurring in the passage. A question with a subject left unmapped (or
-  ambiguous) is dropped and counted.
+  ambiguous), or with no evidence, is dropped and counted.
 * **MuSiQue** (official format): a JSON list (or JSON lines) of `{id, question, paragraphs:
   [{title, paragraph_text, is_supporting}]}`; the corpus is the union of every question's
   paragraphs, deduplicated, and the gold passages are its supporting ones. The type is the
@@ -18,8 +18,11 @@
   facts.
 
 A passage's id is its title, made unique with " [2]", " [3]", ... when several passages share
-one. Every problem with a file (missing, not JSON, not this format) is an InvalidInputError
-naming the file and what was expected."""
+one. A question left without a gold passage (no supporting paragraph, supporting facts naming
+no paragraph of its context, no evidence) cannot be scored: it is dropped and counted under
+`no gold passage`, with the other reasons, in `EvalSet.dropped`. Every problem with a file
+(missing, not JSON, not this format) is an InvalidInputError naming the file and what was
+expected."""
 
 from __future__ import annotations
 
@@ -34,6 +37,8 @@ from hoprag.errors import InvalidInputError
 from hoprag.linking import normalise
 
 _QUALIFIER = re.compile(r"^(?P<bare>.*?)\s*\((?P<q>[^()]*)\)\s*$")
+NO_GOLD = "no gold passage"
+"""The reason a question without gold passages is dropped (recall would be undefined)."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,8 @@ def load_2wiki(corpus_path: str | Path, questions_path: str | Path) -> EvalSet:
     for rec in _records(Path(corpus_path), WIKI_CORPUS, ("title", "text")):
         corpus.add(str(rec["title"]), str(rec["text"]))
     mapper = _TitleMapper(corpus.passages)
-    questions, dropped = [], {"subject not in the corpus": 0, "subject ambiguous": 0}
+    questions: list[Question] = []
+    dropped = {"subject not in the corpus": 0, "subject ambiguous": 0, NO_GOLD: 0}
     for rec in _records(Path(questions_path), WIKI_QUESTIONS, ("id", "question", "evidence")):
         gold, problem = mapper.gold(str(rec["question"]), rec["evidence"])
         if problem:
@@ -168,7 +174,7 @@ class _TitleMapper:
     def gold(self, question: str, evidence: Any) -> tuple[tuple[str, ...], str]:
         """The gold passage ids of a question, or () and why it is dropped."""
         if not isinstance(evidence, list) or not evidence:
-            return (), "subject not in the corpus"
+            return (), NO_GOLD
         ids: dict[str, None] = {}
         for triple in evidence:
             subject, obj = str(triple[0]), str(triple[-1]) if len(triple) > 2 else ""
@@ -215,7 +221,8 @@ HOTPOT = "HotpotQA records {_id, question, context: [[title, [sentences]]], supp
 
 def load_musique(paths: Iterable[str | Path]) -> EvalSet:
     """MuSiQue from one or more files of official records (the corpus is their union)."""
-    corpus, questions = _Corpus(), []
+    corpus, dropped = _Corpus(), {NO_GOLD: 0}
+    questions: list[Question] = []
     for path in paths:
         for rec in _records(Path(path), MUSIQUE, ("id", "question", "paragraphs")):
             gold = []
@@ -224,13 +231,15 @@ def load_musique(paths: Iterable[str | Path]) -> EvalSet:
                 if para.get("is_supporting"):
                     gold.append(pid)
             qtype = str(rec["id"]).split("__", 1)[0]
-            questions.append(Question(str(rec["id"]), str(rec["question"]), qtype, tuple(gold)))
-    return EvalSet("musique", corpus.passages, questions)
+            q = Question(str(rec["id"]), str(rec["question"]), qtype, tuple(gold))
+            _keep(q, questions, dropped)
+    return EvalSet("musique", corpus.passages, questions, dropped)
 
 
 def load_hotpotqa(paths: Iterable[str | Path]) -> EvalSet:
     """HotpotQA (distractor setting) from one or more files (the corpus is their union)."""
-    corpus, questions = _Corpus(), []
+    corpus, dropped = _Corpus(), {NO_GOLD: 0}
+    questions: list[Question] = []
     for path in paths:
         keys = ("question", "context", "supporting_facts")
         for rec in _records(Path(path), HOTPOT, keys):
@@ -242,8 +251,17 @@ def load_hotpotqa(paths: Iterable[str | Path]) -> EvalSet:
             gold = tuple(ids[t] for t in ids if t in wanted)
             qid = str(rec.get("_id") or rec.get("id"))
             qtype = str(rec.get("type") or "unknown")
-            questions.append(Question(qid, str(rec["question"]), qtype, gold))
-    return EvalSet("hotpotqa", corpus.passages, questions)
+            _keep(Question(qid, str(rec["question"]), qtype, gold), questions, dropped)
+    return EvalSet("hotpotqa", corpus.passages, questions, dropped)
+
+
+def _keep(question: Question, questions: list[Question], dropped: dict[str, int]) -> None:
+    """Append `question` to `questions`, or count it in `dropped` under NO_GOLD when it has no
+    gold passage."""
+    if question.gold:
+        questions.append(question)
+    else:
+        dropped[NO_GOLD] += 1
 
 
 def _list(value: Any, path: Path, expected: str) -> list[Any]:

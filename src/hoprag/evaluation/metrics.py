@@ -9,12 +9,13 @@ from hoprag.errors import invalid
 
 
 def recall_at_k(retrieved: Sequence[str], gold: Sequence[str], k: int) -> float:
-    """The fraction of `gold` among the first `k` of `retrieved` (1.0 when there is no gold:
-    nothing was missed)."""
+    """The fraction of `gold` among the first `k` of `retrieved`. InvalidInputError for no
+    gold: a question without gold passages has no recall (the loaders drop it)."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise invalid("k", k, "an int of at least 1")
     if not gold:
-        return 1.0
+        hint = "a question without gold passages cannot be scored; drop it"
+        raise invalid("gold", gold, "at least one gold passage id", hint=hint)
     top = set(retrieved[:k])
     return sum(g in top for g in set(gold)) / len(set(gold))
 
