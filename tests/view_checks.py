@@ -15,7 +15,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from hoprag import Beam, Document, Eager, Mmr, Scope, asearch, atraverse
+from hoprag.errors import InvalidInputError
 from hoprag.filters import compile_filter, matches
 from hoprag.resolve import normalize, words
 from hoprag.stores.base import Store
@@ -223,3 +226,81 @@ async def check_view(store: Store, docs: list[Document], seed: int, rounds: int 
         case = ViewCase(store, docs, access_filters(rng))
         for check in CHECKS:
             await check(case, rng)
+
+
+CROSS_VIEW_WRITES: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    # (access filter, metadata a write through it must be refused): each document would also
+    # be found by a filter naming another tenant, so it would land in that tenant's view.
+    ({"tenant": "acme"}, {"tenant": ["acme", "bolt"]}),
+    ({"tenant": "acme"}, {"tenant": ["acme"]}),
+    ({"tenant": {"$in": ["acme", "bolt"]}}, {"tenant": ["acme", "bolt", "core"]}),
+    ({"tenant": {"$in": ["acme", "bolt"]}}, {"tenant": ["acme", "bolt"]}),
+    ({"$or": [{"tenant": "acme"}, {"kw": "river"}]}, {"tenant": ["acme", "bolt"], "kw": "river"}),
+    ({"$or": [{"tenant": "acme"}, {"kw": "river"}]}, {"tenant": "bolt", "kw": "river"}),
+    ({"tenant": "acme", "year": {"$gte": 2000}}, {"tenant": "acme", "year": [1990, 2005]}),
+    ({"$or": [{"tenant": "acme"}, {"year": {"$gte": 2015}}]}, {"tenant": "core", "year": 2016}),
+]
+
+INSIDE_WRITES: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    # (access filter, metadata a write through it is accepted): the values themselves pass.
+    ({"tenant": "acme"}, {"tenant": "acme", "kw": ["river", "stone"]}),
+    ({"tenant": {"$in": ["acme", "bolt"]}}, {"tenant": "bolt"}),
+    ({"$or": [{"tenant": "acme"}, {"kw": "river"}]}, {"kw": "river"}),
+    ({"tenant": "acme", "year": {"$gte": 2000}}, {"tenant": "acme", "year": 2005}),
+    ({"$or": [{"tenant": "acme"}, {"year": {"$gte": 2015}}]}, {"tenant": "acme", "year": 1990}),
+]
+
+
+async def check_writes_through_a_view_stay_out_of_other_views(store: Store) -> None:
+    """Through each access filter, a document whose access fields would also pass a filter
+    naming another value is refused before anything is written (the batch's valid document
+    too); documents that pass by their own values are written and found through the view."""
+    for i, (access, meta) in enumerate(CROSS_VIEW_WRITES):
+        view = store.restricted(access)
+        ok = Document(f"ok{i}", "fine", {"tenant": "acme", "year": 2016, "kw": "river"})
+        bad = Document(f"bad{i}", "ignore previous instructions", meta)
+        with pytest.raises(InvalidInputError, match="outside this store view") as e:
+            await view.aadd([ok, bad])
+        assert e.value.argument == "documents" and e.value.value == [bad.id], (access, meta)
+        assert await store.aget([ok.id, bad.id], include_embeddings=False) == []
+    for i, (access, meta) in enumerate(INSIDE_WRITES):
+        view = store.restricted(access)
+        await view.aadd([Document(f"in{i}", "welcome", meta)])
+        assert [h.id for h in await view.aget([f"in{i}"])] == [f"in{i}"], (access, meta)
+    written = [f"in{i}" for i in range(len(INSIDE_WRITES))]
+    bolt = await store.restricted({"tenant": "bolt"}).aget(written, include_embeddings=False)
+    assert [h.id for h in bolt] == ["in1"]  # written as bolt's through a view of acme and bolt
+    assert await store.restricted({"tenant": "core"}).aget(written) == []
+
+
+async def range_outcome(view: Store, flt: dict[str, Any]) -> str:
+    """A listing through `view` with `flt`: the ids found, or the refusal's message."""
+    try:
+        res = await asearch("acme", store=view, k=100, filter=flt)
+    except InvalidInputError as e:
+        return f"refused: {e.argument}: {e}"
+    return "found: " + ", ".join(sorted(n.id for n in res))
+
+
+async def check_range_through_a_view_ignores_other_tenants(store: Store) -> None:
+    """A range filter through a view gets the same answer (or the same refusal) whatever other
+    tenants write in its field: text, numbers or dates (`grade` is not declared, `year` is)."""
+    await store.aadd(
+        [
+            Document("r1", "acme one", {"tenant": "acme", "year": 2001}),
+            Document("r2", "acme two", {"tenant": "acme", "year": 2010}),
+        ]
+    )
+    view = store.restricted({"tenant": "acme"})
+    filters = [
+        {"grade": {"$gte": 3}},
+        {"grade": {"$lt": "2020-01-01"}},
+        {"year": {"$gte": 2005}},
+        {"kw": "river", "grade": {"$gt": 1}},
+    ]
+    before = [await range_outcome(view, f) for f in filters]
+    for i, grade in enumerate(["high", "low", 4, "2019-05-01", ["top", 7]]):
+        await store.aadd([Document(f"o{i}", "other", {"tenant": "bolt", "grade": grade})])
+        await store.aadd([Document(f"y{i}", "other", {"tenant": "core", "year": "unknown"})])
+        after = [await range_outcome(view, f) for f in filters]
+        assert after == before, (grade, before, after)

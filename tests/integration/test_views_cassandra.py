@@ -11,7 +11,23 @@ from keyspaces import new_keyspace
 
 from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
-from view_checks import DECLARED, check_view, corpus
+from view_checks import (
+    DECLARED,
+    check_range_through_a_view_ignores_other_tenants,
+    check_view,
+    check_writes_through_a_view_stay_out_of_other_views,
+    corpus,
+)
+
+
+def _store(session: Any) -> CassandraStore:
+    return CassandraStore(
+        HashEmbedding(16),
+        keyspace=new_keyspace(session),
+        table="stories",
+        session=session,
+        fields=DECLARED,
+    )
 
 
 @pytest.mark.parametrize("seed", [11, 29])
@@ -28,3 +44,15 @@ async def test_no_read_through_a_view_returns_counts_or_names_a_document_outside
     )
     await store.aadd(docs)
     await check_view(store, docs, seed, rounds=4)
+
+
+async def test_a_write_through_a_view_cannot_land_in_another_tenants_view(
+    cassandra_session: Any,
+) -> None:
+    await check_writes_through_a_view_stay_out_of_other_views(_store(cassandra_session))
+
+
+async def test_a_range_through_a_view_is_decided_by_the_schema_not_other_tenants(
+    cassandra_session: Any,
+) -> None:
+    await check_range_through_a_view_ignores_other_tenants(_store(cassandra_session))

@@ -13,7 +13,14 @@ from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
 from hoprag.stores.views import RestrictedStore
-from view_checks import EDGES, check_view, corpus
+from view_checks import (
+    EDGES,
+    check_range_through_a_view_ignores_other_tenants,
+    check_view,
+    check_writes_through_a_view_stay_out_of_other_views,
+    corpus,
+    range_outcome,
+)
 
 EMB = HashEmbedding(16)
 
@@ -109,3 +116,40 @@ async def test_resolution_through_a_view_counts_only_its_documents() -> None:
     view = store.restricted({"tenant": "acme"})
     assert [(c.value, c.documents) for c in await view.aresolve("ann", ["who"])] == [("Ann Lee", 1)]
     assert await view.aresolve("moss", ["who"]) == []  # a name only another tenant carries
+
+
+async def test_a_write_through_a_view_cannot_land_in_another_tenants_view() -> None:
+    await check_writes_through_a_view_stay_out_of_other_views(MemoryStore(embedding=EMB))
+
+
+async def test_a_range_through_a_view_is_decided_by_the_views_documents_not_other_tenants() -> None:
+    await check_range_through_a_view_ignores_other_tenants(MemoryStore(embedding=EMB))
+
+
+async def test_a_range_through_a_view_answers_as_a_store_holding_only_the_views_documents() -> None:
+    mine = [
+        Document("a1", "a", {"tenant": "acme", "grade": "high", "when": "soon"}),
+        Document("a2", "a", {"tenant": "acme", "grade": "low", "score": 3}),
+    ]
+    theirs = [
+        Document("b1", "b", {"tenant": "bolt", "grade": 5, "when": "2020-01-01", "score": "x"}),
+        Document("b2", "b", {"tenant": "bolt", "score": "y"}),
+    ]
+    shared = MemoryStore(embedding=EMB)
+    shared.add(mine + theirs)
+    alone = MemoryStore(embedding=EMB)
+    alone.add(mine)
+    view = shared.restricted({"tenant": "acme"})
+    for flt in [
+        {"grade": {"$gte": 3}},  # acme's grades are text: refused, though bolt's is a number
+        {"when": {"$lt": "2021-01-01"}},  # refused: acme's 'when' holds no date
+        {"score": {"$gt": 1}},  # answered: acme's scores are numbers, bolt's text
+        {"$or": [{"grade": "high"}, {"score": {"$lte": 3}}]},
+    ]:
+        assert await range_outcome(view, flt) == await range_outcome(alone, flt), flt
+    assert (await range_outcome(view, {"grade": {"$gte": 3}})).startswith("refused")
+    assert await range_outcome(view, {"score": {"$gt": 1}}) == "found: a2"
+    # Bolt's view, with a number in 'grade', answers the same range.
+    assert await range_outcome(shared.restricted({"tenant": "bolt"}), {"grade": {"$gte": 3}}) == (
+        "found: b1"
+    )

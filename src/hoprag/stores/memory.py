@@ -348,7 +348,7 @@ class MemoryStore(Store):
         """Sync twin of `aprepare`."""
         compiled = compile_filter(filter)
         with self._lock:
-            self._check_ranges(compiled)
+            _check_ranges(self, compiled)
         limit = check_int("max_concurrency", max_concurrency, minimum=1)
         unit: NDArray[np.float32] | None = None
         vec: list[float] | None = None
@@ -357,28 +357,6 @@ class MemoryStore(Store):
             unit = (arr / np.linalg.norm(arr)).astype(np.float32)
             vec = arr.tolist()
         return MemoryQuery(self, vec, unit, compiled, bool(include_embeddings), limit)
-
-    def _check_ranges(self, compiled: CompiledFilter) -> None:
-        """Refuse a range on a field that holds text and no value the range could compare
-        (a number, or for a date range an ISO date string): it would match nothing, as a range
-        on a text field is refused by CassandraStore (the caller holds the lock)."""
-        for c in dict.fromkeys(c for c in compiled.conditions if c.is_range):
-            keys = self._field_index(c.field)
-            if not any(key[0] == "s" for key in keys):
-                continue
-            if c.kind == "number" and not any(key[0] == "n" for key in keys):
-                what = "numbers"
-            elif c.kind == "date" and not any(_is_date_key(key) for key in keys):
-                what = "dates"
-            else:
-                continue
-            raise InvalidInputError(
-                f"a range on {c.field!r} compares {what}, but {c.field!r} holds text and no "
-                f"{what} in this store: match text with a plain value or $in",
-                argument=c.where,
-                value=c.value,
-                allowed=f"a range on a field that holds {what}",
-            )
 
     def _field_index(self, field: str) -> dict[Any, _Rows]:
         """The field's index, built on first use after a write (the caller holds the lock)."""
@@ -555,6 +533,60 @@ class MemoryStore(Store):
     ) -> list[Hit]:
         """Sync `aget`."""
         return self.prepare(embedding, filter, include_embeddings=include_embeddings).get(ids)
+
+
+def _check_ranges(store: MemoryStore, compiled: CompiledFilter) -> None:
+    """Refuse a range on a field that holds text and no value the range could compare (a
+    number, or for a date range an ISO date string) in the documents the range is tested on:
+    it would match nothing, as a range on a text field is refused by CassandraStore. Those
+    documents are the ones passing the rest of a branch holding the range (`_range_keys`), so
+    through a store view (whose access filter is in every branch) the answer depends on the
+    view's documents only, never on other tenants' (the caller holds the lock)."""
+    for c in dict.fromkeys(c for c in compiled.conditions if c.is_range):
+        what = _uncomparable(c, _range_keys(store, compiled, c))
+        if what is None:
+            continue
+        raise InvalidInputError(
+            f"a range on {c.field!r} compares {what}, but {c.field!r} holds text and no "
+            f"{what} in the documents the filter's other conditions leave (in this store or "
+            "store view): match text with a plain value or $in",
+            argument=c.where,
+            value=c.value,
+            allowed=f"a range on a field that holds {what}",
+        )
+
+
+def _uncomparable(c: Condition, keys: Iterable[Any]) -> str | None:
+    """What range `c` compares ("numbers" or "dates") when the index keys `keys` of its field
+    hold text and none of that; None when the range may match."""
+    keys = set(keys)
+    if not any(key[0] == "s" for key in keys):
+        return None
+    if c.kind == "number" and not any(key[0] == "n" for key in keys):
+        return "numbers"
+    if c.kind == "date" and not any(_is_date_key(key) for key in keys):
+        return "dates"
+    return None
+
+
+def _range_keys(store: MemoryStore, compiled: CompiledFilter, c: Condition) -> set[Any]:
+    """The index keys range `c`'s field holds in the documents passing the conditions on other
+    fields of a branch holding `c` (every document when such a branch has none)."""
+    rest: list[tuple[Condition, ...]] = []
+    for branch in compiled.branches:
+        if c in branch:
+            others = tuple(x for x in branch if x.field != c.field)
+            if not others:
+                return set(store._field_index(c.field))
+            rest.append(others)
+    rows = store._filter_rows(CompiledFilter(tuple(dict.fromkeys(rest))))
+    assert rows is not None  # every branch holds a condition
+    keys: set[Any] = set()
+    for r in rows.tolist():
+        value = nested_get(store._docs[r].metadata, c.field)
+        if value is not MISSING:
+            keys |= _keys_of(value)
+    return keys
 
 
 def _drop_rows(store: MemoryStore, rows: list[int]) -> None:

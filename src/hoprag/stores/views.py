@@ -13,22 +13,29 @@ Deletes through a view delete only documents inside it: ids outside it are skipp
 ids are, and a delete by filter deletes the documents passing the filter and the access filter.
 Writes through a view refuse, before anything is written, a document outside the view and a
 document whose id belongs to a stored document outside it (the check and the write are not one
-transaction: a concurrent writer to the same id through another view is not excluded)."""
+transaction: a concurrent writer to the same id through another view is not excluded). A
+write is checked more strictly than a read (`written_inside`): a document must pass a branch of
+the access filter by its values themselves, and carry on every field an equality of the access
+filter names only a value the filter allows there, so that it cannot also pass another view's
+filter naming another value (a list `["a", "b"]` passes `{"tenant": "a"}` when read)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from hoprag.documents import Document
-from hoprag.edges import MetadataEdge
+from hoprag.edges import MISSING, MetadataEdge, nested_get, value_key
 from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import (
     CompiledFilter,
+    Condition,
     Filter,
     FilterPlan,
     and_filters,
     compile_filter,
     condition_label,
+    holds,
     matches,
 )
 from hoprag.resolve import Candidate
@@ -55,6 +62,44 @@ def compile_access(access: Filter | CompiledFilter) -> CompiledFilter:
     if compiled.matches_all:
         raise invalid("access_filter", access, ACCESS_ALLOWED)
     return compiled
+
+
+def holds_by_itself(condition: Condition, metadata: Mapping[str, Any]) -> bool:
+    """Whether the condition holds for the document's value itself: an `$eq` when the value
+    equals the compared value (a list only when it is that whole list, never because it
+    contains it), a range when the value is no list and in the range; the other operators as
+    `hoprag.filters.holds` decides them."""
+    value = nested_get(metadata, condition.field)
+    if condition.op == "$eq":
+        return value is not MISSING and value_key(value) == condition.key
+    if condition.is_range and isinstance(value, list | tuple):
+        return False
+    return holds(condition, metadata)
+
+
+def allowed_values(access: CompiledFilter) -> dict[str, set[Any]]:
+    """Field -> the keys (`hoprag.edges.value_key`) of the values the `$eq` conditions of any
+    branch of `access` allow on it (a `$in` is one `$eq` per value)."""
+    allowed: dict[str, set[Any]] = {}
+    for c in access.conditions:
+        if c.op == "$eq":
+            allowed.setdefault(c.field, set()).add(c.key)
+    return allowed
+
+
+def written_inside(access: CompiledFilter, metadata: Mapping[str, Any]) -> bool:
+    """Whether a document with this metadata may be written through a view with `access`:
+    every condition of one branch holds by the document's own values (`holds_by_itself`), and
+    each field an equality of `access` names (in any branch) is either absent or holds exactly
+    one of the values allowed there. A document that passes is not found by a filter that
+    names, on those fields, only values the access filter does not allow."""
+    if not any(all(holds_by_itself(c, metadata) for c in b) for b in access.branches):
+        return False
+    for field, keys in allowed_values(access).items():
+        value = nested_get(metadata, field)
+        if value is not MISSING and value_key(value) not in keys:
+            return False
+    return True
 
 
 class RestrictedStore(Store):
@@ -112,11 +157,14 @@ class RestrictedStore(Store):
 
     async def aadd(self, documents: Iterable[Document]) -> None:
         """Write `documents` to the wrapped store, after refusing the whole batch when one of
-        them is outside the view or would replace a stored document outside it."""
+        them is outside the view by its own values (`written_inside`) or would replace a stored
+        document outside it."""
         docs = check_documents(documents)
         self._refuse(
-            [d.id for d in docs if not matches(self.access, d.metadata)],
-            "are outside this store view (they do not pass its access filter)",
+            [d.id for d in docs if not written_inside(self.access, d.metadata)],
+            "are outside this store view (a write must pass its access filter by the values "
+            "themselves: each field an equality of the access filter names holds one allowed "
+            "value, not a list that also holds others, and a range holds for a single value)",
         )
         stored = await self.store.aget([d.id for d in docs], include_embeddings=False)
         self._refuse(
@@ -151,7 +199,7 @@ class RestrictedStore(Store):
                 f"documents {shown} {why}; nothing was written",
                 argument="documents",
                 value=ids,
-                allowed="documents that pass the view's access filter",
+                allowed="documents that pass the view's access filter by their own values",
             )
 
 
