@@ -2,13 +2,14 @@
 with its row, in an order that a delete interrupted anywhere and run again completes.
 
 For the ids asked for, the stored rows are read first (unknown ids are skipped). On a table
-with the lexical index (`lexicon.py`), the documents' postings are deleted, then the counters
-take back the documents not yet taken back (the ledger `hoprag_lexicon_deletes` says which were)
-and the ledger records them; only then are the rows deleted, and the ledger's entries after
-them. While a row exists, a run of the same delete finds it and finishes the work; once it is
-gone, nothing of it is left but its ledger entry, which is harmless. The one window that a run
-again cannot repair is between the counters' update and the ledger's write of the same
-documents (a kill there takes them back twice; a write that failed is not retried there).
+with the lexical index (`lexicon.py`), the documents' postings are deleted and the counters
+take them back, from what the ledger `hoprag_lexicon_pending` records of each (`pending.py`)
+or else from its row, and the ledger records them as not counted; only then are the rows
+deleted, and the ledger's records after them. While a row exists, a run of the same delete
+finds it and finishes the work; once it is gone, nothing of it is left but its record, which
+says it is not counted. The one window that a run again cannot repair is between the
+counters' update and the ledger's write right after it (a kill there takes the documents back
+twice; a write that failed is not retried there).
 
 Last, values-catalogue entries (declared entity fields) that no document carries any more
 are deleted and forgotten by the writer, so that an add of the value writes them again. A
@@ -26,7 +27,6 @@ import anyio
 import anyio.to_thread
 
 from hoprag.filters import CompiledFilter
-from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.guards import GET_CHUNK
 from hoprag.stores.cassandra.values import value_json
@@ -54,7 +54,6 @@ class TableDeleter:
 
     def __init__(self, store: CassandraStore) -> None:
         self.store = store
-        self._ledger_ready = False
 
     async def delete_matching(self, filter: CompiledFilter, window: int) -> int:
         """Delete every document passing `filter`, a chunk of ids at a time."""
@@ -78,8 +77,7 @@ class TableDeleter:
         delete = f"DELETE FROM {layout.fq} WHERE {layout.id_col} = ?"
         await ex.write_all(delete, [(s.id,) for s in found], window=window)
         if layout.lexical:
-            ledger = self._ledger_query("DELETE FROM {} WHERE table_name = ? AND id = ?")
-            await ex.write_groups(ledger, self._ledger_groups(found), window=window)
+            await self.store.ledger.forget([s.id for s in found], window)
         await self._prune_catalogue(found, window)
         return len(found)
 
@@ -99,44 +97,15 @@ class TableDeleter:
 
     # -- lexical index ---------------------------------------------------------------------
 
-    def _ledger_query(self, shape: str) -> str:
-        return shape.format(f"{self.store.keyspace}.{lexicon.DELETES_TABLE}")
-
-    def _ledger_groups(self, found: Sequence[_Stored]) -> list[list[tuple[Any, ...]]]:
-        """(table, id) of each document, in batches of one partition."""
-        rows = [(self.store.table, s.id) for s in found]
-        step = lexicon.BATCH_ROWS
-        return [rows[i : i + step] for i in range(0, len(rows), step)]
-
-    async def _ensure_ledger(self) -> None:
-        """Create the ledger when missing (a keyspace set up before it existed), once."""
-        if not self._ledger_ready:
-            statement = lexicon.deletes_table_statement(self.store.keyspace)
-            await anyio.to_thread.run_sync(self.store.session.execute, statement)
-            self._ledger_ready = True
-
     async def _take_back_lexicon(self, found: list[_Stored], window: int) -> None:
-        """Delete the documents' postings, then take back from the counters those the ledger
-        does not list as taken back, and list them."""
-        await self._ensure_ledger()
-        store, ex = self.store, self.store.executor
-        ks, table = store.keyspace, store.table
-        postings = [(table, term, s.id) for s in found for term in s.terms]
-        await ex.write_groups(lexicon.postings_delete(ks), lexicon.by_term(postings), window=window)
-        read = self._ledger_query("SELECT id FROM {} WHERE table_name = ? AND id IN ?")
-        ids = [s.id for s in found]
-        calls = [(read, [table, ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
-        pages = await ex.burst(calls, "delete ledger", anyio.CapacityLimiter(window))
-        counted = {r[0] for rows in pages for r in rows}
-        pending = [s for s in found if s.id not in counted]
-        if not pending:
-            return
-        length = sum(s.length for s in pending)
-        await ex.execute(
-            lexicon.stats_update(ks), [-len(pending), -length, table], "lexical statistics"
-        )
-        record = self._ledger_query("INSERT INTO {} (table_name, id, counted) VALUES (?, ?, true)")
-        await ex.write_groups(record, self._ledger_groups(pending), window=window)
+        """Delete the documents' postings and take them back from the counters, from the
+        ledger's record of each (an add that did not complete) or its row, then record them
+        as not counted (`pending.py`)."""
+        ledger = self.store.ledger
+        await ledger.ensure()
+        changes = await ledger.changes({s.id: None for s in found}, window)
+        await ledger.settle(changes, window)
+        await ledger.record(changes, window, counted=True)
 
     # -- values catalogue ------------------------------------------------------------------
 

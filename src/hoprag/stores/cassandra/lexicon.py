@@ -11,8 +11,10 @@ count nor rank them), so the keyspace keeps what BM25 needs:
   document with the term: a term's postings are one partition read;
 * `hoprag_lexicon`, a counter row per table: how many documents it holds and their total
   length;
-* `hoprag_lexicon_deletes`, a row per document being deleted (`deleting.py`): whether the
-  counters already took it back, so that a delete interrupted and run again takes it back once.
+* `hoprag_lexicon_pending`, a row per document whose text is being written or deleted
+  (`pending.py`): the terms that may have its postings and the length the counters count it
+  with, so that a write or delete interrupted and run again leaves postings and counters as
+  the rows say.
 
 A search sends, in one burst, the counter row and one postings read per distinct query term,
 then computes BM25 client-side with `hoprag.lexical.bm25_totals`, the computation MemoryStore's
@@ -59,14 +61,15 @@ def postings_table_statement(keyspace: str) -> str:
     )
 
 
-DELETES_TABLE = "hoprag_lexicon_deletes"
+PENDING_TABLE = "hoprag_lexicon_pending"
 
 
-def deletes_table_statement(keyspace: str) -> str:
-    """CREATE of the keyspace's ledger of documents being deleted (a partition per table)."""
+def pending_table_statement(keyspace: str) -> str:
+    """CREATE of the keyspace's ledger of documents whose text is changing (`pending.py`; a
+    partition per documents table)."""
     return (
-        f"CREATE TABLE IF NOT EXISTS {keyspace}.{DELETES_TABLE} (table_name text, id text, "
-        "counted boolean, PRIMARY KEY ((table_name), id))"
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.{PENDING_TABLE} (table_name text, id text, "
+        "terms set<text>, counted int, PRIMARY KEY ((table_name), id))"
     )
 
 
@@ -75,7 +78,7 @@ def keyspace_statements(keyspace: str) -> list[str]:
     return [
         stats_table_statement(keyspace),
         postings_table_statement(keyspace),
-        deletes_table_statement(keyspace),
+        pending_table_statement(keyspace),
     ]
 
 

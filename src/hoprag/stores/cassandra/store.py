@@ -52,6 +52,7 @@ from hoprag.stores.cassandra.layouts import Layout, layout_for
 from hoprag.stores.cassandra.migration import Migration, check_declaration_args
 from hoprag.stores.cassandra.opening import Opening, check_connection
 from hoprag.stores.cassandra.pages import PageReader
+from hoprag.stores.cassandra.pending import Ledger
 from hoprag.stores.cassandra.query import CassandraQuery
 from hoprag.stores.cassandra.resolving import resolve_declared
 from hoprag.stores.cassandra.session import connect_astra
@@ -104,6 +105,8 @@ class CassandraStore(Store):
         self._values = ValuesCatalogue(self.config.keyspace, self.config.table)
         self._writer = TableWriter(self)
         self._deleter = TableDeleter(self)
+        self.ledger = Ledger(self)
+        """The lexical index's ledger of changing documents (`pending.py`)."""
         if not in_running_loop():
             self.setup()
 

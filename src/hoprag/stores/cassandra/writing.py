@@ -1,7 +1,8 @@
 """How a CassandraStore writes documents (`aadd`): the INSERT values (embedding the documents
 that have none, every vector checked), the values catalogue's new entries and the list-valued
-fields first, then the rows, then, on a table with a lexical index, the postings and counters
-(`lexicon.py`) after the rows, so that a failed write leaves the index as it was."""
+fields first, then, on a table with a lexical index, the ledger's records of the change
+(`pending.py`), then the rows, then the postings and counters (`lexicon.py`) from those
+records, so that an add stopped anywhere and run again leaves the index as the rows say."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hoprag.errors import invalid
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.fields import FieldCatalog
 from hoprag.stores.cassandra.guards import GET_CHUNK
+from hoprag.stores.cassandra.pending import Change
 from hoprag.validation import check_vector
 
 if TYPE_CHECKING:
@@ -44,12 +46,13 @@ class TableWriter:
         layout = self.store.layout
         rows = await self._insert_rows(docs)
         await self.catalogue(docs, window)
-        lexical = await self._lexicon_changes(docs, window) if layout.lexical else None
+        changes = await self._record_lexicon(docs, window) if layout.lexical else None
         await self.store.executor.write_all(
             layout.insert_query(), rows, window=window, progress=progress
         )
-        if lexical is not None:  # after the rows: a failed write leaves the index as it was
-            await self._write_lexicon(*lexical, window)
+        if changes is not None:  # after the rows, from the ledger's records (`pending.py`)
+            await self.store.ledger.settle(changes, window)
+            await self.store.ledger.forget([c.id for c in changes], window)
 
     async def update_metadata(
         self,
@@ -72,39 +75,15 @@ class TableWriter:
         rows = [layout.metadata_values(d) for d in docs]
         await ex.write_all(layout.metadata_query(), rows, window=window, progress=progress)
 
-    async def _lexicon_changes(
-        self, docs: list[Document], window: int
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[int, int]]:
-        """The postings to insert and delete and the counters' change when `docs` are
-        written: their stored terms and lengths read first (by id, one burst), so that a
-        replaced document's old postings go and it counts once."""
-        ids = [d.id for d in docs]
-        text = lexicon.stored_query(self.store.layout.fq)
-        calls = [(text, [ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
-        pages = await self.store.executor.burst(
-            calls, "lexical terms", anyio.CapacityLimiter(window)
-        )
-        stored = {r[0]: (dict(r[1] or {}), int(r[2] or 0)) for rows in pages for r in rows}
-        written = [(d.id, lexicon.terms_of(d.content)) for d in docs]
-        return lexicon.changes(self.store.table, stored, written)
-
-    async def _write_lexicon(
-        self,
-        inserts: list[tuple[Any, ...]],
-        deletes: list[tuple[Any, ...]],
-        counted: tuple[int, int],
-        window: int,
-    ) -> None:
-        """Write the postings (a batch per term), take back the stale ones, then update the
-        counters."""
-        ks, ex = self.store.keyspace, self.store.executor
-        await ex.write_groups(lexicon.postings_insert(ks), lexicon.by_term(inserts), window=window)
-        await ex.write_groups(lexicon.postings_delete(ks), lexicon.by_term(deletes), window=window)
-        if any(counted):
-            params = [*counted, self.store.table]
-            await self.store.executor.execute(
-                lexicon.stats_update(ks), params, "lexical statistics"
-            )
+    async def _record_lexicon(self, docs: list[Document], window: int) -> list[Change]:
+        """Record in the ledger what writing `docs` changes in the lexical index (the terms
+        that may hold their postings, the length the counters count each with), before the
+        rows are written (`pending.py`)."""
+        ledger = self.store.ledger
+        await ledger.ensure()
+        changes = await ledger.changes({d.id: lexicon.terms_of(d.content) for d in docs}, window)
+        await ledger.record(changes, window, counted=False)
+        return changes
 
     async def catalogue(self, docs: list[Document], window: int) -> None:
         """Before the documents are written: add their entity values to the values catalogue
