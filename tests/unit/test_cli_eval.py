@@ -165,3 +165,24 @@ def test_eval_drops_questions_without_gold_and_says_why_instead_of_scoring_them(
     figures = json.loads(out.read_text())
     assert "h0" not in figures["questions"] and len(figures["questions"]) == 5
     assert figures["dropped"] == {"no gold passage": 1}
+
+
+@pytest.mark.parametrize(
+    ("records", "says"),
+    [
+        ([{"_id": "h", "question": "?", "context": [["A"]], "supporting_facts": [["A", 0]]}],
+         "record 0: context[0] must be [title, [sentence, ...]]"),
+        ([{"_id": "h", "question": "?", "context": [["A", ["a"]]], "supporting_facts": []}],
+         "every question was dropped (1 no gold passage)"),
+    ],
+)  # fmt: skip
+def test_eval_of_malformed_or_all_dropped_records_is_exit_2_naming_the_file_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], records: list[dict], says: str
+) -> None:
+    data = tmp_path / "hotpotqa_bad.json"
+    data.write_text(json.dumps(records))
+    code = main(["eval", "--dataset", "hotpotqa", "--data", str(tmp_path), "--embedding",
+                 "hash:8", "--json", str(tmp_path / "o.json")])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{data}: {says}" in err and "Traceback" not in err and len(err.splitlines()) == 1

@@ -171,3 +171,63 @@ def test_questions_without_gold_passages_are_dropped_with_the_reason_not_scored(
     ])  # fmt: skip
     w = load_2wiki(corpus, questions)
     assert [q.id for q in w.questions] == ["w1"] and w.dropped["no gold passage"] == 1
+
+
+def _hotpot(**change: object) -> dict[str, object]:
+    rec: dict[str, object] = {"_id": "h1", "question": "?", "context": [["A", ["a."]]],
+                              "supporting_facts": [["A", 0]]}  # fmt: skip
+    return rec | change
+
+
+def _musique(**change: object) -> dict[str, object]:
+    para = {"title": "A", "paragraph_text": "a", "is_supporting": True}
+    return {"id": "2hop__1", "question": "?", "paragraphs": [para]} | change
+
+
+@pytest.mark.parametrize(
+    ("load", "record", "says"),
+    [
+        ("hotpotqa", _hotpot(context=[["A"]]), "context[0] must be [title, [sentence, ...]]"),
+        ("hotpotqa", _hotpot(context=["A"]), "context[0] must be [title, [sentence, ...]]"),
+        ("hotpotqa", _hotpot(context={"A": 1}), "context must be a list of [title"),
+        ("hotpotqa", _hotpot(supporting_facts=[3]), "supporting_facts[0] must be [title, sen"),
+        ("hotpotqa", _hotpot(supporting_facts=[[]]), "supporting_facts[0] must be [title, sen"),
+        ("hotpotqa", _hotpot(question=None), "question must be a string, found null"),
+        ("hotpotqa", _hotpot(_id=None), "_id (or id) must be a string or number, found null"),
+        ("musique", _musique(paragraphs=["text"]), "paragraphs[0] must be {title, paragraph_t"),
+        ("musique", _musique(paragraphs=[{"title": "A"}]), "paragraphs[0] must be {title"),
+        ("musique", _musique(id=["x"]), "id must be a string or number"),
+        ("2wiki", {"id": "w", "question": "?", "evidence": [3]}, "evidence[0] must be [subject"),
+        ("2wiki", {"id": "w", "question": "?", "evidence": [[]]}, "evidence[0] must be [subj"),
+        ("2wiki", {"id": "w", "question": "?", "evidence": "A"}, "evidence must be a list of"),
+    ],
+)
+def test_a_malformed_record_is_invalid_input_naming_file_record_and_shape_not_a_traceback(
+    tmp_path: Path, load: str, record: dict[str, object], says: str
+) -> None:
+    wiki = {"id": "w0", "question": "?", "evidence": [["A", "r", "o"]]}
+    good = {"hotpotqa": _hotpot(_id="h0"), "musique": _musique(id="2hop__0"), "2wiki": wiki}[load]
+    f = write(tmp_path / "data.json", [good, record])
+    with pytest.raises(InvalidInputError) as e:
+        if load == "2wiki":
+            load_2wiki(write(tmp_path / "corpus.json", [{"title": "A", "text": "a"}]), f)
+        else:
+            (load_hotpotqa if load == "hotpotqa" else load_musique)([f])
+    message = str(e.value)
+    assert f"{f}: record 1: {says}" in message and "; expected " in message
+
+
+def test_a_set_whose_every_question_was_dropped_is_invalid_input_saying_why(
+    tmp_path: Path,
+) -> None:
+    f = write(tmp_path / "hotpot.json", [_hotpot(supporting_facts=[]), _hotpot(_id="h2",
+              supporting_facts=[["Z", 0]])])  # fmt: skip
+    with pytest.raises(InvalidInputError) as e:
+        load_hotpotqa(iter([f]))
+    assert f"{f}: every question was dropped (2 no gold passage)" in str(e.value)
+    corpus = write(tmp_path / "corpus.json", [{"title": "A", "text": "a"}])
+    questions = write(tmp_path / "q.json", [{"id": "w", "question": "?", "evidence": [["Z", "r",
+                      "o"]]}])  # fmt: skip
+    with pytest.raises(InvalidInputError) as e:
+        load_2wiki(corpus, questions)
+    assert f"{questions}: every question was dropped (1 subject not in the corpus)" in str(e.value)

@@ -21,14 +21,15 @@ A passage's id is its title, made unique with " [2]", " [3]", ... when several p
 one. A question left without a gold passage (no supporting paragraph, supporting facts naming
 no paragraph of its context, no evidence) cannot be scored: it is dropped and counted under
 `no gold passage`, with the other reasons, in `EvalSet.dropped`. Every problem with a file
-(missing, not JSON, not this format) is an InvalidInputError naming the file and what was
-expected."""
+(missing, not JSON, not this format: a record without a field, or a field of the wrong shape,
+named with the record's index) is an InvalidInputError naming the file and what was expected;
+so is a set whose every question was dropped."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ class EvalSet:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
-def _bad_file(path: Path, expected: str, problem: str) -> InvalidInputError:
+def _bad_file(path: Path | str, expected: str, problem: str) -> InvalidInputError:
     return InvalidInputError(
         f"{path}: {problem}; expected {expected}",
         argument="data",
@@ -101,16 +102,64 @@ def read_json(path: Path, expected: str) -> Any:
         raise _bad_file(path, expected, f"not JSON or JSON lines ({exc})") from None
 
 
-def _records(path: Path, expected: str, keys: Sequence[str]) -> list[dict[str, Any]]:
-    """The list of objects in `path`, each with every key of `keys`."""
+@dataclass(frozen=True)
+class _Shape:
+    """What a record's field must be: `ok` says whether a value (or, with `each`, every item
+    of a list) is right, `what` says it to people."""
+
+    ok: Callable[[Any], bool]
+    what: str
+    each: bool = False
+
+    def problem(self, key: str, value: Any) -> str | None:
+        """Why `value` of field `key` is wrong, or None."""
+        if not self.each:
+            return None if self.ok(value) else f"{key} must be {self.what}, found {_show(value)}"
+        if not isinstance(value, list):
+            return f"{key} must be a list of {self.what}, found {_show(value)}"
+        bad = next((j for j, item in enumerate(value) if not self.ok(item)), None)
+        if bad is None:
+            return None
+        return f"{key}[{bad}] must be {self.what}, found {_show(value[bad])}"
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and value != ""
+
+
+_TEXT = _Shape(lambda v: isinstance(v, str), "a string")
+_ID = _Shape(_is_id, "a string or number")
+
+
+def _records(path: Path, expected: str, shapes: Mapping[str, _Shape]) -> list[dict[str, Any]]:
+    """The list of objects in `path`, each with every field of `shapes` in its shape."""
     data = read_json(path, expected)
     if not isinstance(data, list) or not data:
         raise _bad_file(path, expected, "not a non-empty list of records")
     for i, rec in enumerate(data):
-        missing = [k for k in keys if not isinstance(rec, dict) or k not in rec]
+        missing = [k for k in shapes if not isinstance(rec, dict) or k not in rec]
         if missing:
             raise _bad_file(path, expected, f"record {i} has no {', '.join(missing)}")
+        problems = (shape.problem(k, rec[k]) for k, shape in shapes.items())
+        problem = next((p for p in problems if p), None)
+        if problem:
+            raise _bad_file(path, expected, f"record {i}: {problem}")
     return data
+
+
+def _kept(evalset: EvalSet, paths: Sequence[str | Path], expected: str) -> EvalSet:
+    """`evalset`, or InvalidInputError naming the files when every question was dropped."""
+    if evalset.questions:
+        return evalset
+    reasons = ", ".join(f"{n} {r}" for r, n in evalset.dropped.items() if n)
+    names = ", ".join(map(str, paths))
+    raise _bad_file(names, expected, f"every question was dropped ({reasons}): none is left "
+                    "to evaluate")  # fmt: skip
 
 
 class _Corpus:
@@ -141,22 +190,28 @@ WIKI_CORPUS = "a JSON list of {title, text} (HippoRAG's 2wikimultihopqa_corpus.j
 WIKI_QUESTIONS = "a JSON list of {id, question, evidence: [[subject, relation, object]]}"
 
 
+_TRIPLE = _Shape(lambda v: isinstance(v, list) and len(v) == 3 and isinstance(v[0], str),
+                 "[subject, relation, object] (a string subject)", each=True)  # fmt: skip
+
+
 def load_2wiki(corpus_path: str | Path, questions_path: str | Path) -> EvalSet:
     """2WikiMultihopQA from HippoRAG's corpus and the questions with evidence triples."""
     corpus = _Corpus()
-    for rec in _records(Path(corpus_path), WIKI_CORPUS, ("title", "text")):
-        corpus.add(str(rec["title"]), str(rec["text"]))
+    for rec in _records(Path(corpus_path), WIKI_CORPUS, {"title": _TEXT, "text": _TEXT}):
+        corpus.add(rec["title"], rec["text"])
     mapper = _TitleMapper(corpus.passages)
     questions: list[Question] = []
     dropped = {"subject not in the corpus": 0, "subject ambiguous": 0, NO_GOLD: 0}
-    for rec in _records(Path(questions_path), WIKI_QUESTIONS, ("id", "question", "evidence")):
+    shapes = {"id": _ID, "question": _TEXT, "evidence": _TRIPLE}
+    for rec in _records(Path(questions_path), WIKI_QUESTIONS, shapes):
         gold, problem = mapper.gold(str(rec["question"]), rec["evidence"])
         if problem:
             dropped[problem] += 1
             continue
         qtype = str(rec.get("question_type") or rec.get("type") or "unknown")
         questions.append(Question(str(rec["id"]), str(rec["question"]), qtype, gold))
-    return EvalSet("2wiki", corpus.passages, questions, dropped)
+    evalset = EvalSet("2wiki", corpus.passages, questions, dropped)
+    return _kept(evalset, [questions_path], WIKI_QUESTIONS)
 
 
 class _TitleMapper:
@@ -173,7 +228,7 @@ class _TitleMapper:
 
     def gold(self, question: str, evidence: Any) -> tuple[tuple[str, ...], str]:
         """The gold passage ids of a question, or () and why it is dropped."""
-        if not isinstance(evidence, list) or not evidence:
+        if not evidence:
             return (), NO_GOLD
         ids: dict[str, None] = {}
         for triple in evidence:
@@ -217,42 +272,70 @@ def _narrow(candidates: Sequence[Passage], question: str, obj: str) -> Passage |
 
 MUSIQUE = "MuSiQue records {id, question, paragraphs: [{title, paragraph_text, is_supporting}]}"
 HOTPOT = "HotpotQA records {_id, question, context: [[title, [sentences]]], supporting_facts}"
+_PARAGRAPH = _Shape(
+    lambda v: (
+        isinstance(v, dict)
+        and isinstance(v.get("title"), str)
+        and isinstance(v.get("paragraph_text"), str)
+    ),
+    "{title, paragraph_text, is_supporting} (strings)",
+    each=True,
+)
+_CONTEXT = _Shape(
+    lambda v: isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+    and isinstance(v[1], list),
+    "[title, [sentence, ...]]",
+    each=True,
+)  # fmt: skip
+_FACT = _Shape(lambda v: isinstance(v, list) and len(v) == 2 and isinstance(v[0], str),
+               "[title, sentence index]", each=True)  # fmt: skip
 
 
 def load_musique(paths: Iterable[str | Path]) -> EvalSet:
     """MuSiQue from one or more files of official records (the corpus is their union)."""
+    files = list(paths)
     corpus, dropped = _Corpus(), {NO_GOLD: 0}
     questions: list[Question] = []
-    for path in paths:
-        for rec in _records(Path(path), MUSIQUE, ("id", "question", "paragraphs")):
+    shapes = {"id": _ID, "question": _TEXT, "paragraphs": _PARAGRAPH}
+    for path in files:
+        for rec in _records(Path(path), MUSIQUE, shapes):
             gold = []
-            for para in _list(rec["paragraphs"], Path(path), MUSIQUE):
-                pid = corpus.add(str(para.get("title", "")), str(para.get("paragraph_text", "")))
+            for para in rec["paragraphs"]:
+                pid = corpus.add(para["title"], para["paragraph_text"])
                 if para.get("is_supporting"):
                     gold.append(pid)
             qtype = str(rec["id"]).split("__", 1)[0]
-            q = Question(str(rec["id"]), str(rec["question"]), qtype, tuple(gold))
+            q = Question(str(rec["id"]), rec["question"], qtype, tuple(gold))
             _keep(q, questions, dropped)
-    return EvalSet("musique", corpus.passages, questions, dropped)
+    return _kept(EvalSet("musique", corpus.passages, questions, dropped), files, MUSIQUE)
 
 
 def load_hotpotqa(paths: Iterable[str | Path]) -> EvalSet:
     """HotpotQA (distractor setting) from one or more files (the corpus is their union)."""
+    files = list(paths)
     corpus, dropped = _Corpus(), {NO_GOLD: 0}
     questions: list[Question] = []
-    for path in paths:
-        keys = ("question", "context", "supporting_facts")
-        for rec in _records(Path(path), HOTPOT, keys):
+    shapes = {"question": _TEXT, "context": _CONTEXT, "supporting_facts": _FACT}
+    for path in files:
+        for i, rec in enumerate(_records(Path(path), HOTPOT, shapes)):
             ids: dict[str, str] = {}
-            for item in _list(rec["context"], Path(path), HOTPOT):
-                title, sentences = str(item[0]), item[1]
+            for title, sentences in rec["context"]:
                 ids[title] = corpus.add(title, "".join(map(str, sentences)).strip())
-            wanted = {str(f[0]) for f in _list(rec["supporting_facts"], Path(path), HOTPOT)}
+            wanted = {f[0] for f in rec["supporting_facts"]}
             gold = tuple(ids[t] for t in ids if t in wanted)
-            qid = str(rec.get("_id") or rec.get("id"))
+            qid = _hotpot_id(rec, Path(path), i)
             qtype = str(rec.get("type") or "unknown")
-            _keep(Question(qid, str(rec["question"]), qtype, gold), questions, dropped)
-    return EvalSet("hotpotqa", corpus.passages, questions, dropped)
+            _keep(Question(qid, rec["question"], qtype, gold), questions, dropped)
+    return _kept(EvalSet("hotpotqa", corpus.passages, questions, dropped), files, HOTPOT)
+
+
+def _hotpot_id(rec: dict[str, Any], path: Path, i: int) -> str:
+    """A HotpotQA record's `_id` (or `id`), or InvalidInputError naming the record."""
+    qid = rec.get("_id", rec.get("id"))
+    if not _is_id(qid):
+        raise _bad_file(path, HOTPOT, f"record {i}: _id (or id) must be {_ID.what}, found "
+                        f"{_show(qid)}")  # fmt: skip
+    return str(qid)
 
 
 def _keep(question: Question, questions: list[Question], dropped: dict[str, int]) -> None:
@@ -262,9 +345,3 @@ def _keep(question: Question, questions: list[Question], dropped: dict[str, int]
         questions.append(question)
     else:
         dropped[NO_GOLD] += 1
-
-
-def _list(value: Any, path: Path, expected: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _bad_file(path, expected, f"a list was expected, found {type(value).__name__}")
-    return value
