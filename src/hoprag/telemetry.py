@@ -20,20 +20,27 @@ call here is a no-op.
 
 Spans are made with explicit parents and attached to the context only around awaits that do
 not yield (a traversal is an async generator, and a context attached across a `yield` would
-leak into the consumer)."""
+leak into the consumer).
+
+Telemetry never changes an answer: an exception raised by the application's tracer or meter
+provider, span processor or exporter inside any of these calls is logged once (per call site
+and exception type, logger "hoprag.telemetry") and swallowed, and the retrieval goes on
+without that span or figure."""
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from hoprag.errors import invalid
 
@@ -138,6 +145,39 @@ def restore(previous: Settings) -> None:
     _instruments.clear()
 
 
+# --- errors of the application's providers -------------------------------------------------------
+
+_log = logging.getLogger("hoprag.telemetry")
+_reported: set[tuple[str, str]] = set()
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _swallow(where: str, error: Exception) -> None:
+    """Log `error` from telemetry call `where`, the first time for its type there."""
+    key = (where, type(error).__qualname__)
+    if key in _reported:
+        return
+    _reported.add(key)
+    _log.warning(
+        "telemetry failed in %s (%s: %s); retrievals go on without it (said once)",
+        where, type(error).__qualname__, error,
+    )  # fmt: skip
+
+
+def _guarded(fn: _F) -> _F:
+    """`fn`, with any Exception it raises logged once and swallowed (None returned)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            _swallow(fn.__qualname__, error)
+            return None
+
+    return call  # type: ignore[return-value]
+
+
 @lru_cache(maxsize=1)
 def _api() -> tuple[Any, Any] | None:
     """The OpenTelemetry `trace` and `metrics` API modules, or None when not installed."""
@@ -177,15 +217,39 @@ def _context_of(parent: Any) -> Any:
 
 @contextmanager
 def attached(span: Any) -> Iterator[None]:
-    """`span` as the current span while the block runs (nothing when it is None). The block
-    must not yield from a generator."""
-    if span is None:
+    """`span` as the current span while the block runs (nothing when it is None, or when
+    the provider fails to attach it). The block must not yield from a generator; its own
+    exceptions pass through."""
+    entered = None if span is None else _enter(span)
+    try:
         yield
-        return
+    except BaseException as error:
+        if entered is not None:
+            _leave(entered, error)
+        raise
+    if entered is not None:
+        _leave(entered, None)
+
+
+@_guarded
+def _enter(span: Any) -> AbstractContextManager[Any]:
+    """`span` made current (the entered context of `use_span`)."""
     api = _api()
     assert api is not None
-    with api[0].use_span(span, end_on_exit=False, record_exception=False):
-        yield
+    context: AbstractContextManager[Any] = api[0].use_span(
+        span, end_on_exit=False, record_exception=False
+    )
+    context.__enter__()
+    return context
+
+
+@_guarded
+def _leave(context: AbstractContextManager[Any], error: BaseException | None) -> None:
+    """Leave a context `_enter` entered."""
+    if error is None:
+        context.__exit__(None, None, None)
+    else:
+        context.__exit__(type(error), error, error.__traceback__)
 
 
 def _fail(span: Any, error: BaseException) -> None:
@@ -200,6 +264,7 @@ def _fail(span: Any, error: BaseException) -> None:
 # --- retrievals ---------------------------------------------------------------------------------
 
 
+@_guarded
 def start_retrieval(
     operation: str,
     *,
@@ -229,6 +294,7 @@ def start_retrieval(
     return tracer.start_span(name, attributes=attributes)
 
 
+@_guarded
 def end_retrieval(
     span: Any,
     stats: Any,
@@ -258,6 +324,7 @@ def _finite(score: float) -> float | None:
     return score if score == score and abs(score) != float("inf") else None
 
 
+@_guarded
 def _record_metrics(span: Any, stats: Any, error: BaseException | None) -> None:
     """Add the run's queries and rounds to the counters and its duration to the histogram."""
     meters = _meters()
@@ -299,6 +366,7 @@ def _meters() -> dict[str, Any] | None:
 # --- hops ---------------------------------------------------------------------------------------
 
 
+@_guarded
 def start_hop(parent: Any, depth: int) -> Any:
     """A span for one round of a retrieval (child of `parent`, or of the current span when
     `parent` is None); None when tracing is off."""
@@ -308,6 +376,7 @@ def start_hop(parent: Any, depth: int) -> Any:
     return tracer.start_span(f"hoprag hop {depth}", context=_context_of(parent))
 
 
+@_guarded
 def end_hop(span: Any, hop: Any, error: BaseException | None = None) -> None:
     """End a hop span with the hop's figures (`HopStats`): edges asked, queries by kind, rows,
     candidates, admitted nodes, speculative edges."""
@@ -332,6 +401,7 @@ def end_hop(span: Any, hop: Any, error: BaseException | None = None) -> None:
 # --- tool calls ---------------------------------------------------------------------------------
 
 
+@_guarded
 def start_tool(name: str) -> Any:
     """An `execute_tool` span for one call of an agents' tool; None when off."""
     tracer = _tracer()
@@ -341,6 +411,7 @@ def start_tool(name: str) -> Any:
     return tracer.start_span(f"execute_tool {name}", attributes=attributes)
 
 
+@_guarded
 def end_span(span: Any, error: BaseException | None = None) -> None:
     """End `span` (recording `error` when given); nothing when it is None."""
     if span is None:
@@ -389,6 +460,7 @@ class ClientSpan:
         self._span = span
         self._lock = threading.Lock()
 
+    @_guarded
     def end(self, error: BaseException | None = None) -> None:
         """End the span (recording `error`), the first time only."""
         with self._lock:
@@ -400,6 +472,7 @@ class ClientSpan:
         span.end(end_time=time.time_ns())
 
 
+@_guarded
 def start_client(statement: Any, keyspace: str | None) -> ClientSpan | None:
     """A client span for one CQL request of `statement` (a prepared or bound statement, or
     a query text), child of the current span; None when tracing is off."""
