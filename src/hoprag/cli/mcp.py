@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -59,15 +58,6 @@ def http_address(raw: str | None) -> tuple[str, int] | None:
     return host, int(port_text)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def cmd_mcp(args: argparse.Namespace) -> int:
     """`hoprag mcp`: check the arguments, connect, build the tool, answer one warm-up call
     (the embedding model's load, said on stderr, and a first search's imports and prepared
@@ -103,7 +93,7 @@ def _tool(factory: Callable[[Any], Any], store: Any) -> Any:
 
 def _serve(args: argparse.Namespace, tool: Any, protocol_out: Any) -> None:
     """Serve `tool` over the transport the flags chose, saying so on stderr."""
-    from hoprag.tools.mcp import serve_http, serve_stdio, warm_up
+    from hoprag.tools.mcp import is_loopback, serve_http, serve_stdio, warm_up
 
     warm_up(tool)  # the model's load (announced) and a first search's costs, before serving
     view = "" if args.access is None else " (an access view)"
@@ -113,7 +103,7 @@ def _serve(args: argparse.Namespace, tool: Any, protocol_out: Any) -> None:
         serve_stdio(tool, stdout=protocol_out)
         return
     host, port = args.http_at
-    if not _is_loopback(host):
+    if not is_loopback(host):
         print(f"hoprag mcp: warning: {host} is not a loopback address: anyone who reaches it "
               "can search this table (no authentication)", file=sys.stderr, flush=True)  # fmt: skip
 

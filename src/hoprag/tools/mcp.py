@@ -25,15 +25,20 @@ call; `hoprag mcp` does it before it serves.
 
 Over stdio the server writes only the protocol to stdout; everything else goes to stderr.
 Over HTTP it serves the SDK's streamable HTTP endpoint at `/mcp` with uvicorn, on loopback
-unless told otherwise (then with the SDK's DNS-rebinding protection for loopback hosts), until
-SIGINT or SIGTERM."""
+unless told otherwise, until SIGINT or SIGTERM. Each request's Host and Origin headers are
+checked against DNS rebinding (`transport_security`). A request's answer is one JSON body
+(not an event stream), so a signal that stops the server lets a tool call under way finish and
+be answered; after the grace period (`GRACE_SECONDS`) whatever is still open (a longer call, a
+request half sent) is cancelled and the server stops."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib
 import io
+import ipaddress
 import logging
+import math
 import os
 import re
 import socket
@@ -49,10 +54,12 @@ from hoprag.tools.tool import SearchTool
 if TYPE_CHECKING:
     from mcp import types
     from mcp.server.lowlevel import Server
+    from mcp.server.transport_security import TransportSecuritySettings
 
     from hoprag.stores.base import Store
 
 __all__ = [
+    "GRACE_SECONDS",
     "INSTALL_HINT",
     "MCP_PATH",
     "SERVER_NAME",
@@ -61,12 +68,14 @@ __all__ = [
     "aserve_stdio",
     "build_server",
     "call_result",
+    "is_loopback",
     "load_factory",
     "make_tool",
     "require_mcp",
     "serve_http",
     "serve_stdio",
     "tool_definition",
+    "transport_security",
     "warm_up",
 ]
 
@@ -75,6 +84,11 @@ SERVER_NAME = "hoprag"
 """The name the server gives itself in MCP's initialisation."""
 MCP_PATH = "/mcp"
 """Where the HTTP transport's endpoint is (`http://HOST:PORT/mcp`)."""
+
+GRACE_SECONDS = 10.0
+"""How long an HTTP server told to stop lets open requests finish before it cancels them."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+"""The host names any loopback server answers to (its own address too), as a URL spells them."""
 
 WARM_UP_TOPIC = "warm-up"
 """The topic of `warm_up`'s call."""
@@ -289,17 +303,25 @@ async def aserve_http(
     host: str = "127.0.0.1",
     port: int = 8000,
     ready: Callable[[str], None] | None = None,
+    grace: float = GRACE_SECONDS,
 ) -> None:
     """Serve `tool` over MCP's streamable HTTP transport at `http://host:port/mcp` until
-    SIGINT or SIGTERM, then return once open requests are done (the signal is not raised
-    again). `ready(url)` is called once the socket listens (with the port the system chose
-    when `port` is 0)."""
+    SIGINT or SIGTERM, then stop taking connections, let open requests finish for up to
+    `grace` seconds (rounded up to whole seconds), cancel what is still open and return (the
+    signal is not raised again). `ready(url)` is called once the socket listens (with the
+    port the system chose when `port` is 0). Requests are checked as
+    `transport_security(host)` says."""
     _check_address(host, port)
+    _check_grace(grace)
     require_mcp()
     import anyio
 
-    app = build_server(tool).streamable_http_app(host=host, streamable_http_path=MCP_PATH)
-    server = _http_server(app, host, port)
+    app = build_server(tool).streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        json_response=True,  # an answer is one body, not a stream a stopping server ends
+        transport_security=transport_security(host),
+    )
+    server = _http_server(app, host, port, grace)
     with _listening_socket(host, port) as sock:  # an OSError here names the address
         url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{MCP_PATH}"
         async with anyio.create_task_group() as tg:
@@ -314,16 +336,59 @@ def serve_http(
     host: str = "127.0.0.1",
     port: int = 8000,
     ready: Callable[[str], None] | None = None,
+    grace: float = GRACE_SECONDS,
 ) -> None:
     """`aserve_http` from synchronous code (it runs its own event loop)."""
     import anyio
 
-    anyio.run(lambda: aserve_http(tool, host=host, port=port, ready=ready))
+    anyio.run(lambda: aserve_http(tool, host=host, port=port, ready=ready, grace=grace))
 
 
-def _http_server(app: Any, host: str, port: int) -> Any:
-    """A uvicorn server for `app` that stops on SIGINT or SIGTERM and then returns, instead
-    of raising the signal again after its graceful shutdown as uvicorn does."""
+def is_loopback(host: str) -> bool:
+    """Whether `host` ("localhost", an address in 127.0.0.0/8, ::1; with or without IPv6
+    brackets) reaches only this machine."""
+    host = host.removeprefix("[").removesuffix("]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def transport_security(host: str) -> TransportSecuritySettings:
+    """The DNS-rebinding checks of a server bound to `host`. A request's Host header must
+    name `host` or, when `host` is a loopback address (any of 127.0.0.0/8, ::1, localhost),
+    any loopback name (`LOOPBACK_NAMES`), on any port; otherwise it is refused with 421. An
+    Origin header, when sent, must be `http://` on one of those hosts (403 otherwise). A
+    wildcard address (0.0.0.0, ::) answers under any name, so it gets no Host or Origin
+    check."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if _is_wildcard(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = [_url_host(host)]
+    if is_loopback(host):
+        names += [name for name in LOOPBACK_NAMES if name not in names]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[spelled for name in names for spelled in (name, f"{name}:*")],
+        allowed_origins=[spelled for name in names
+                         for spelled in (f"http://{name}", f"http://{name}:*")],
+    )  # fmt: skip
+
+
+def _http_server(app: Any, host: str, port: int, grace: float) -> Any:
+    """A uvicorn server for `app` that stops on SIGINT or SIGTERM (a second SIGINT: at once)
+    and then returns, instead of raising the signal again after its graceful shutdown as
+    uvicorn does. Open requests get `grace` seconds to finish, then are cancelled."""
     import signal
     import threading
 
@@ -343,8 +408,28 @@ def _http_server(app: Any, host: str, port: int) -> Any:
                 for sig, handler in before.items():
                     signal.signal(sig, handler)
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # Not sse_starlette's patched handler: that one sets a process-wide flag which
+            # ends every event stream at once, and would end them in later servers too.
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=math.ceil(grace),
+    )
     return QuietServer(config)
+
+
+def _check_grace(grace: Any) -> None:
+    """InvalidInputError naming `grace` unless it is a finite number of seconds >= 0."""
+    if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace < math.inf:
+        raise invalid("grace", grace, "a number of seconds >= 0, e.g. 10")
 
 
 def _check_address(host: Any, port: Any) -> None:
