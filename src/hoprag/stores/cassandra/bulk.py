@@ -31,6 +31,7 @@ import anyio
 from hoprag.documents import Document
 from hoprag.errors import invalid
 from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
+from hoprag.stores.cassandra.counting import holds_rows
 from hoprag.stores.cassandra.guards import check_consistency
 from hoprag.stores.mirror import MirrorReport, Phase
 from hoprag.stores.mirror import amirror as amirror_store
@@ -89,8 +90,8 @@ def check_embedding(prior: CatalogEntry | None, embedding_name: str, where: str)
 
 
 def _is_empty(store: CassandraStore) -> bool:
-    """Whether the store's table holds no row."""
-    return not list(store.session.execute(f"SELECT id FROM {store.layout.fq} LIMIT 1"))
+    """Whether the store's table holds no row (`counting.holds_rows`)."""
+    return not holds_rows(store.session, store.keyspace, store.table)
 
 
 def _batches(items: Iterable[Document], size: int) -> Iterator[list[Document]]:

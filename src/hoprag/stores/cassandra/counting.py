@@ -12,7 +12,7 @@ from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.live_schema import table_shape
 from hoprag.stores.cassandra.names import check_name
 
-__all__ = ["PAGE_ROWS", "PAGE_TIMEOUT", "count_rows", "holds_rows", "key_pages"]
+__all__ = ["PAGE_ROWS", "PAGE_TIMEOUT", "holds_rows", "key_pages"]
 
 PAGE_ROWS = 5000
 """Keys per page."""
@@ -68,10 +68,3 @@ def holds_rows(session: Any, keyspace: str, table: str) -> bool:
         return session.execute(f"SELECT {column} FROM {keyspace}.{table} LIMIT 1").one() is not None
     except Exception as exc:
         raise translate(exc, f"reading a key of {keyspace}.{table}") from exc
-
-
-def count_rows(session: Any, keyspace: str, table: str) -> int | None:
-    """How many rows `keyspace.table` holds, counted page by page (`key_pages`); None when
-    there is no such table."""
-    pages = key_pages(session, keyspace, table)
-    return None if pages is None else sum(len(page) for page in pages)
