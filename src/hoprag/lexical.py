@@ -97,6 +97,18 @@ def bm25_totals(
     return totals
 
 
+def bm25_among(
+    query: Counter[str], postings: Callable[[str], Sequence[Posting]], keep: Callable[[str], bool]
+) -> dict[str, float]:
+    """BM25 scores with the statistics of the documents `keep` accepts among those holding a
+    query term: their count, their mean length and each term's holders among them stand for
+    the collection's, so that no score depends on a document `keep` refuses (a store view's
+    lexical search: its scores say nothing of the documents outside it)."""
+    held = {term: [p for p in postings(term) if keep(p[0])] for term in query}
+    lengths = {doc_id: length for found in held.values() for doc_id, _, length in found}
+    return bm25_totals(query, held.__getitem__, len(lengths), sum(lengths.values()))
+
+
 def best(totals: dict[str, float], k: int) -> list[tuple[str, float]]:
     """The `k` best (id, score), best first, equal scores by id."""
     return heapq.nsmallest(k, totals.items(), key=lambda cs: (-cs[1], cs[0]))
