@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 
 from hoprag import Beam, Document, Eager, Mmr, Scope, asearch, atraverse
+from hoprag.embeddings.base import aembed_query
 from hoprag.errors import InvalidInputError
 from hoprag.filters import compile_filter, matches
 from hoprag.resolve import normalize, words
+from hoprag.stores import MemoryStore
 from hoprag.stores.base import Store
 from hoprag.tools import Entity, Limit, Range, SearchTool, Topic
 
@@ -208,17 +210,6 @@ async def check_tool(case: ViewCase, rng: random.Random) -> None:
         assert named <= in_view, (named, in_view)
 
 
-CHECKS: tuple[Check, ...] = (
-    check_reads_by_id,
-    check_search,
-    check_traversal,
-    check_scope,
-    check_listing,
-    check_resolution,
-    check_tool,
-)
-
-
 async def check_view(store: Store, docs: list[Document], seed: int, rounds: int = 1) -> None:
     """`rounds` random access filters over `store` (holding `docs`), each read every way."""
     rng = random.Random(seed)
@@ -304,3 +295,116 @@ async def check_range_through_a_view_ignores_other_tenants(store: Store) -> None
         await store.aadd([Document(f"y{i}", "other", {"tenant": "core", "year": "unknown"})])
         after = [await range_outcome(view, f) for f in filters]
         assert after == before, (grade, before, after)
+
+
+async def lexical_scores(view: Store, query: str, flt: dict[str, Any] | None = None) -> Any:
+    """A lexical search through `view`: each hit's id and BM25 score, best first."""
+    vector = await aembed_query(view.embedding, query)
+    prepared = await view.aprepare(vector, flt, include_embeddings=False)
+    return [(h.id, h.lexical) for h in await prepared.alexical(query, k=100)]
+
+
+async def check_lexical(case: ViewCase, rng: random.Random) -> None:
+    """Lexical hits through the view are inside it, and their BM25 scores are those of a store
+    holding only the view's documents (searched through the same view): nothing outside
+    the view changes them."""
+    flt = caller_filters(rng)
+    query = " ".join(rng.sample(WORDS, 2))
+    got = await lexical_scores(case.view, query, flt)
+    alone = MemoryStore(embedding=case.store.embedding)
+    alone.add([case.by_id[i] for i in sorted(case.inside)])
+    want = await lexical_scores(alone.restricted(case.access), query, flt)
+    assert {i for i, _ in got} <= case.passing(flt)
+    assert [i for i, _ in got] == [i for i, _ in want], (case.access, flt, query)
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9)
+
+
+CHECKS: tuple[Check, ...] = (
+    check_reads_by_id,
+    check_search,
+    check_traversal,
+    check_scope,
+    check_listing,
+    check_resolution,
+    check_tool,
+    check_lexical,
+)
+
+
+async def check_lexical_score_through_a_view_ignores_other_tenants(store: Store) -> None:
+    """A tenant's lexical score of its own document is the same whether 0, 1 or 3 documents of
+    other tenants hold the word it searches for (through the view; the store's own search
+    counts them, which is what a view must not show)."""
+    await store.aadd(
+        [
+            Document("t1", "quokka island", {"tenant": "acme"}),
+            Document("t2", "island ferry timetable", {"tenant": "acme"}),
+        ]
+    )
+    view = store.restricted({"tenant": "acme"})
+    seen = []
+    for n in (0, 1, 3):
+        others = [Document(f"x{i}", "quokka colony", {"tenant": "bolt"}) for i in range(n)]
+        await store.aadd(others)
+        seen.append(await lexical_scores(view, "quokka island"))
+        whole = await lexical_scores(store, "quokka island")
+        assert {i for i, _ in whole} >= {d.id for d in others}  # the store's own search sees them
+    assert seen[0][0][0] == "t1" and seen[0] == seen[1] == seen[2], seen
+
+
+WRITERS: tuple[dict[str, Any], ...] = (
+    {"tenant": "acme"},
+    {"tenant": "bolt"},
+    {"tenant": {"$in": ["bolt", "core"]}},
+    {"tenant": "core", "year": {"$lt": 2010}},
+)
+"""Access filters of tenant-scoped writers: every branch names the tenant by equality."""
+
+
+def random_write(rng: random.Random, n: int) -> Document:
+    """A random document a tenant might try to write: one tenant or a list of them (a list is
+    how a write would reach several tenants' views), keywords and a year."""
+    tenant: Any = rng.choice(TENANTS)
+    if rng.random() < 0.3:
+        tenant = rng.sample(TENANTS, rng.randint(1, 2))
+    words = rng.sample(WORDS, rng.randint(1, 3))
+    meta = {"tenant": tenant, "kw": words, "year": rng.randint(1995, 2020)}
+    return Document(f"w{n}", f"{' '.join(words)} written {n}", meta)
+
+
+async def tenant_snapshot(store: Store, tenant: str) -> Any:
+    """What tenant `tenant`'s view answers: vector search ids and scores, and lexical ids and
+    BM25 scores for every keyword."""
+    view = store.restricted({"tenant": tenant})
+    res = await asearch("river stone", store=view, k=100)
+    lexical = [await lexical_scores(view, w) for w in WORDS]
+    return [(n.id, n.similarity_score) for n in res], lexical
+
+
+async def check_writes_reach_only_their_own_tenant(store: Store, seed: int, rounds: int) -> None:
+    """Random documents written through random tenant-scoped views: a refused batch writes
+    nothing; an accepted document is found through exactly one tenant's view, a tenant its
+    writer's access filter names; and a tenant whose view received nothing answers exactly as
+    before, vector and lexical scores alike."""
+    rng = random.Random(seed)
+    before = {t: await tenant_snapshot(store, t) for t in TENANTS}
+    for r in range(rounds):
+        access = rng.choice(WRITERS)
+        batch = [random_write(rng, r * 10 + i) for i in range(rng.randint(1, 3))]
+        try:
+            await store.restricted(access).aadd(batch)
+        except InvalidInputError:
+            assert await store.aget([d.id for d in batch], include_embeddings=False) == []
+            continue
+        for d in batch:
+            holders = [
+                t
+                for t in TENANTS
+                if await store.restricted({"tenant": t}).aget([d.id], include_embeddings=False)
+            ]
+            assert holders == [d.metadata["tenant"]], (access, d.metadata, holders)
+            assert matches(compile_filter(access), d.metadata), (access, d.metadata)
+        for t in {d.metadata["tenant"] for d in batch}:
+            before.pop(t, None)  # this tenant's answers may change now
+        for t, snapshot in before.items():
+            assert await tenant_snapshot(store, t) == snapshot, (t, access, batch)

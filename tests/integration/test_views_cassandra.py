@@ -13,8 +13,10 @@ from hoprag.embeddings import HashEmbedding
 from hoprag.stores.cassandra.store import CassandraStore
 from view_checks import (
     DECLARED,
+    check_lexical_score_through_a_view_ignores_other_tenants,
     check_range_through_a_view_ignores_other_tenants,
     check_view,
+    check_writes_reach_only_their_own_tenant,
     check_writes_through_a_view_stay_out_of_other_views,
     corpus,
 )
@@ -27,6 +29,7 @@ def _store(session: Any) -> CassandraStore:
         table="stories",
         session=session,
         fields=DECLARED,
+        lexical=True,
     )
 
 
@@ -35,13 +38,7 @@ async def test_no_read_through_a_view_returns_counts_or_names_a_document_outside
     cassandra_session: Any, seed: int
 ) -> None:
     docs = corpus(seed)
-    store = CassandraStore(
-        HashEmbedding(16),
-        keyspace=new_keyspace(cassandra_session),
-        table="stories",
-        session=cassandra_session,
-        fields=DECLARED,
-    )
+    store = _store(cassandra_session)
     await store.aadd(docs)
     await check_view(store, docs, seed, rounds=4)
 
@@ -56,3 +53,18 @@ async def test_a_range_through_a_view_is_decided_by_the_schema_not_other_tenants
     cassandra_session: Any,
 ) -> None:
     await check_range_through_a_view_ignores_other_tenants(_store(cassandra_session))
+
+
+async def test_a_lexical_score_through_a_view_ignores_other_tenants_documents(
+    cassandra_session: Any,
+) -> None:
+    await check_lexical_score_through_a_view_ignores_other_tenants(_store(cassandra_session))
+
+
+@pytest.mark.parametrize("seed", [5, 17])
+async def test_writes_through_random_views_reach_only_their_tenant_and_change_no_other_score(
+    cassandra_session: Any, seed: int
+) -> None:
+    store = _store(cassandra_session)
+    await store.aadd(corpus(seed))
+    await check_writes_reach_only_their_own_tenant(store, seed, rounds=6)

@@ -15,8 +15,10 @@ from hoprag.stores import MemoryStore
 from hoprag.stores.views import RestrictedStore
 from view_checks import (
     EDGES,
+    check_lexical_score_through_a_view_ignores_other_tenants,
     check_range_through_a_view_ignores_other_tenants,
     check_view,
+    check_writes_reach_only_their_own_tenant,
     check_writes_through_a_view_stay_out_of_other_views,
     corpus,
     range_outcome,
@@ -153,3 +155,16 @@ async def test_a_range_through_a_view_answers_as_a_store_holding_only_the_views_
     assert await range_outcome(shared.restricted({"tenant": "bolt"}), {"grade": {"$gte": 3}}) == (
         "found: b1"
     )
+
+
+async def test_a_lexical_score_through_a_view_ignores_other_tenants_documents() -> None:
+    await check_lexical_score_through_a_view_ignores_other_tenants(MemoryStore(embedding=EMB))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6))
+async def test_writes_through_random_views_reach_only_their_tenant_and_change_no_other_score(
+    seed: int,
+) -> None:
+    store, _ = _store(seed)
+    await check_writes_reach_only_their_own_tenant(store, seed, rounds=6)

@@ -150,10 +150,15 @@ class PreparedQuery(Protocol):
         query per read with the store deciding every condition."""
         return FilterPlan(1, tuple(dict.fromkeys(map(condition_label, self.filter.conditions))))
 
-    async def alexical(self, text: str, *, k: int) -> Sequence[LexicalHit]:
+    async def alexical(
+        self, text: str, *, k: int, filtered_statistics: bool = False
+    ) -> Sequence[LexicalHit]:
         """The `k` documents passing the filter that BM25 over their content ranks best for
-        `text`, best first (`hoprag.lexical`: one tokenizer for every store). This default
-        says the store has no lexical index."""
+        `text`, best first (`hoprag.lexical`: one tokenizer for every store). BM25's
+        statistics are the whole store's, or with `filtered_statistics` (a store view's
+        search) those of the documents passing the filter that hold a query term
+        (`hoprag.lexical.bm25_among`), so that no score depends on a document the filter
+        refuses. This default says the store has no lexical index."""
         raise InvalidInputError(
             f"{type(self).__name__} has no lexical index: lexical starts (a strategy's "
             "lexical_k) need a store that keeps one (MemoryStore, or a CassandraStore made "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import marshal
 import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
@@ -41,7 +42,7 @@ from hoprag.filters import (
     matches,
     parse_date,
 )
-from hoprag.lexical import Bm25Index, check_lexical_text
+from hoprag.lexical import Bm25Index, best, bm25_among, check_lexical_text, tokenize
 from hoprag.resolve import (
     MAX_CANDIDATES,
     Candidate,
@@ -71,6 +72,11 @@ from hoprag.validation import (
 
 _Rows = NDArray[np.int64]
 _EMPTY: _Rows = np.empty(0, dtype=np.int64)
+
+
+def _anything(_: str) -> bool:
+    """Every id passes (a lexical search's `keep` without a filter)."""
+    return True
 
 
 def _keys_of(value: Any) -> set[Any]:
@@ -678,10 +684,14 @@ class MemoryQuery(PreparedQuery):
         """The `k` documents most similar to the query that pass the filter, best first."""
         return self.search(k)
 
-    async def alexical(self, text: str, *, k: int) -> Sequence[LexicalHit]:
+    async def alexical(
+        self, text: str, *, k: int, filtered_statistics: bool = False
+    ) -> Sequence[LexicalHit]:
         """The `k` documents passing the filter that BM25 ranks best for `text`
         (`hoprag.lexical`), best first, equal scores by id; each hit's `score` is its cosine
-        similarity to the query vector as in every read, `lexical` its BM25 score."""
+        similarity to the query vector as in every read, `lexical` its BM25 score, with the
+        whole store's statistics or (`filtered_statistics`) those of the passing holders of
+        the query's terms (`hoprag.lexical.bm25_among`)."""
         k = check_k(k)
         text = check_lexical_text(text)
         store = self.store
@@ -691,7 +701,12 @@ class MemoryQuery(PreparedQuery):
             if allowed is not None:
                 ids = {store._docs[r].id for r in allowed.tolist()}
                 keep = ids.__contains__
-            ranked = store._lexical.search(text, k, keep=keep)
+            if filtered_statistics:
+                query = Counter(tokenize(text))
+                among = bm25_among(query, store._lexical.postings, keep or _anything)
+                ranked = best(among, k)
+            else:
+                ranked = store._lexical.search(text, k, keep=keep)
             rows = [store._rows[i] for i, _ in ranked]
             hits = store._scored(rows, self._unit, self.include_embeddings)
         return [LexicalHit(h.document, h.score, s) for h, (_, s) in zip(hits, ranked, strict=True)]

@@ -222,8 +222,13 @@ class RestrictedQuery(PreparedQuery):
         labels = tuple(dict.fromkeys(map(condition_label, self.access.conditions)))
         return FilterPlan(plan.queries, plan.pushed, plan.after_read, labels)
 
-    async def alexical(self, text: str, *, k: int) -> Sequence[LexicalHit]:
-        return await self.inner.alexical(text, k=k)
+    async def alexical(
+        self, text: str, *, k: int, filtered_statistics: bool = True
+    ) -> Sequence[LexicalHit]:
+        """The wrapped query's lexical search, always with the statistics of the documents it
+        may return (`filtered_statistics`): a score through a view says nothing of the
+        documents outside it."""
+        return await self.inner.alexical(text, k=k, filtered_statistics=True)
 
     async def around_trip(self) -> float | None:
         return await self.inner.around_trip()

@@ -56,7 +56,14 @@ from hoprag.filters import (
     check_complete_read,
     condition_label,
 )
-from hoprag.lexical import best, bm25_totals, check_lexical_text, tokenize
+from hoprag.lexical import (
+    Posting,
+    best,
+    bm25_among,
+    bm25_totals,
+    check_lexical_text,
+    tokenize,
+)
 from hoprag.recording import Call
 from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
 from hoprag.stores.cassandra import lexicon, sets
@@ -402,12 +409,16 @@ class CassandraQuery(PreparedQuery):
 
     # -- lexical search --------------------------------------------------------------------
 
-    async def alexical(self, text: str, *, k: int) -> list[LexicalHit]:
+    async def alexical(
+        self, text: str, *, k: int, filtered_statistics: bool = False
+    ) -> list[LexicalHit]:
         """The `k` documents passing the filter that BM25 ranks best for `text`, best first,
         equal scores by id (`lexicon.py`: one burst of the table's counters and each term's
         postings, BM25 computed as MemoryStore does), then read by id in rank order until
         `k` pass the filter; each hit's `score` is its cosine similarity to the query vector,
-        `lexical` its BM25 score."""
+        `lexical` its BM25 score. With `filtered_statistics` (a store view's search) every
+        holder of a query term is read by id and BM25 takes the statistics of those that pass
+        the filter (`hoprag.lexical.bm25_among`)."""
         k = check_k(k)
         text = check_lexical_text(text)
         layout = self._layout
@@ -416,6 +427,8 @@ class CassandraQuery(PreparedQuery):
         query = Counter(tokenize(text))
         if k == 0 or not query:
             return []
+        if filtered_statistics:
+            return await self._lexical_among(query, k)
         ranked = await self._bm25(query)
         found: list[LexicalHit] = []
         step = max(k, GET_CHUNK)
@@ -430,19 +443,39 @@ class CassandraQuery(PreparedQuery):
                 break
         return found[:k]
 
-    async def _bm25(self, query: Counter[str]) -> list[tuple[str, float]]:
-        """Every document holding a query term with its BM25 score, best first, equal scores
-        by id: the table's counters and one postings read per term, in one burst."""
+    async def _lexical_among(self, query: Counter[str], k: int) -> list[LexicalHit]:
+        """The `k` best holders of the query's terms that pass the filter, scored by BM25 with
+        their own statistics: each term's postings in one burst, then every holder read by id
+        (which checks the filter) in one burst."""
+        _, held = await self._postings(query, counters=False)
+        holders = sorted({doc_id for found in held.values() for doc_id, _, _ in found})
+        passing = {h.id: h for h in await self.aget(holders)} if holders else {}
+        ranked = best(bm25_among(query, held.__getitem__, passing.__contains__), k)
+        return [LexicalHit(passing[i].document, passing[i].score, s) for i, s in ranked]
+
+    async def _postings(
+        self, query: Counter[str], *, counters: bool
+    ) -> tuple[tuple[int, int], dict[str, list[Posting]]]:
+        """The table's counters (documents, total length; (0, 0) unless `counters`) and each
+        query term's postings: one read each, in one burst."""
         layout = self._layout
         terms = list(query)
-        calls: list[Call] = [(lexicon.stats_query(layout.keyspace), [layout.table])]
+        calls: list[Call] = []
+        if counters:
+            calls.append((lexicon.stats_query(layout.keyspace), [layout.table]))
         postings = lexicon.postings_query(layout.keyspace)
         calls += [(postings, [layout.table, t]) for t in terms]
-        stats, *pages = await self._executor.burst(calls, "lexical search", self.limiter)
+        pages = await self._executor.burst(calls, "lexical search", self.limiter)
+        stats = pages.pop(0) if counters else []
         held = {
             t: [(r[0], r[1], r[2] or 0) for r in rows] for t, rows in zip(terms, pages, strict=True)
         }
-        documents, length = (int(stats[0][0] or 0), int(stats[0][1] or 0)) if stats else (0, 0)
+        return (int(stats[0][0] or 0), int(stats[0][1] or 0)) if stats else (0, 0), held
+
+    async def _bm25(self, query: Counter[str]) -> list[tuple[str, float]]:
+        """Every document holding a query term with its BM25 score, best first, equal scores
+        by id: the table's counters and one postings read per term, in one burst."""
+        (documents, length), held = await self._postings(query, counters=True)
         totals = bm25_totals(query, held.__getitem__, documents, length)
         return best(totals, len(totals))
 
