@@ -1,13 +1,12 @@
-"""Lexical relevance: the one tokenizer every store uses, and BM25 over an in-memory index.
+"""Lexical relevance: BM25 over an in-memory index, on the one tokenizer every store uses.
 
-`tokenize` reads text as `hoprag.linking.normalise` does (NFKC, case-folded, punctuation and
-symbols as spaces), splits it on spaces and drops a short list of English function words, so
-"The Quokka's island!" is `["quokka", "s", "island"]`. A term of more than `MAX_TERM_BYTES`
-bytes of UTF-8 (no word of any language; a run of letters in a pasted blob) is dropped, in
-documents and queries alike, so every store skips it the same way (a Cassandra key holds at
-most 64 KiB). `Bm25Index` scores documents for a query with Okapi BM25 (k1 1.2, b 0.75, idf
-`ln(1 + (N - df + 0.5) / (df + 0.5))`, a query term counted once per occurrence); equal scores
-are ordered by id, so two indexes of the same documents answer a query identically."""
+The tokenizer is `hoprag.text.tokens` (`tokenize`, `STOPWORDS`, `MAX_TERM_BYTES`, re-exported
+here for the modules that import them from this one): text in the form of
+`hoprag.text.normalisation`, split on spaces, English function words and terms of more than
+`MAX_TERM_BYTES` bytes of UTF-8 dropped. `Bm25Index` scores documents for a query with Okapi
+BM25 (k1 1.2, b 0.75, idf `ln(1 + (N - df + 0.5) / (df + 0.5))`, a query term counted once per
+occurrence); equal scores are ordered by id, so two indexes of the same documents answer a
+query identically."""
 
 from __future__ import annotations
 
@@ -17,32 +16,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from hoprag.errors import invalid
-from hoprag.linking import normalise
-
-STOPWORDS = frozenset(
-    "a an and are as at be but by for from had has have he her his i in is it its of on or "
-    "she that the their them they this to was were which who whom with".split()
-)
-"""Words too common to say anything about relevance (dropped by `tokenize`)."""
+from hoprag.text.tokens import MAX_TERM_BYTES as MAX_TERM_BYTES
+from hoprag.text.tokens import STOPWORDS as STOPWORDS
+from hoprag.text.tokens import tokenize as tokenize
 
 K1 = 1.2
 B = 0.75
-
-
-MAX_TERM_BYTES = 256
-"""The longest term kept, in bytes of UTF-8 (longer ones are dropped by `tokenize`)."""
-
-
-def tokenize(text: str) -> list[str]:
-    """The terms of `text`, in order (see the module docstring)."""
-    return [t for t in normalise(text).split(" ") if t and t not in STOPWORDS and _short(t)]
-
-
-def _short(term: str) -> bool:
-    """Whether `term` has at most `MAX_TERM_BYTES` bytes of UTF-8."""
-    return len(term) * 4 <= MAX_TERM_BYTES or len(term.encode("utf-8", "surrogatepass")) <= (
-        MAX_TERM_BYTES
-    )
 
 
 def check_lexical_text(text: object) -> str:

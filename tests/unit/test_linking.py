@@ -1,4 +1,4 @@
-"""Edges from plain text (`hoprag.linking`): titles found in other documents' text on word
+"""Edges from plain text (`hoprag.text.linking`): titles found in other documents' text on word
 boundaries, the longest of overlapping titles, shared and qualified titles, titles too short or
 too common skipped with the reason, punctuation and non-ASCII names, and the links followed by
 a traversal as ordinary metadata."""
@@ -10,11 +10,11 @@ import unicodedata
 
 import pytest
 
-from hoprag import Document, Eager, linking, traverse
+from hoprag import Document, Eager, traverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
-from hoprag.linking import TitleLinker, link_documents, normalise
 from hoprag.stores import MemoryStore
+from hoprag.text import TitleLinker, link_documents, normalisation, normalise
 
 
 def doc(i: str, title: str, text: str) -> Document:
@@ -174,7 +174,7 @@ def test_normalise_reads_each_character_once_whatever_the_number_of_distinct_sym
 ) -> None:
     """Mapping separators took one pass over the text per distinct symbol (1 MB of symbols:
     seconds, under MemoryStore's write lock); one lookup per character keeps it linear."""
-    table = linking._separators()
+    table = normalisation._separators()
     lookups = 0
 
     class Counting(dict[int, int]):
@@ -183,7 +183,7 @@ def test_normalise_reads_each_character_once_whatever_the_number_of_distinct_sym
             lookups += 1
             return super().__getitem__(key)
 
-    monkeypatch.setattr(linking, "_separators", lambda: Counting(table))
+    monkeypatch.setattr(normalisation, "_separators", lambda: Counting(table))
     symbols = [chr(c) for c in range(0x2190, 0x2400)]  # arrows, mathematical, technical: So/Sm
     text = "".join(symbols) * 20 + " Ada Lovelace"
     assert normalise(text) == "ada lovelace"

@@ -1,5 +1,6 @@
-"""Shared-phrase edges (`hoprag.phrases`): capitalised multi-word names in any script, joined by
-short connectors, cut at punctuation; only phrases a few documents share become edges."""
+"""Shared-phrase edges (`hoprag.text.phrases`): capitalised multi-word names in any script,
+joined by short connectors, cut at punctuation; only phrases a few documents share become
+edges."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 from hoprag import Document, Eager, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
-from hoprag.phrases import link_phrases, phrases_in
 from hoprag.stores import MemoryStore
+from hoprag.text import link_phrases, phrases_in
 
 
 def test_phrases_are_runs_of_capitalised_words_in_any_script() -> None:

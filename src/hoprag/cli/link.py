@@ -1,12 +1,12 @@
-"""`hoprag link`: edges from plain text for a JSONL file (see `hoprag.linking`).
+"""`hoprag link`: edges from plain text for a JSONL file (see `hoprag.text.linking`).
 
 `hoprag link --path IN.jsonl --out OUT.jsonl` writes every record of IN again with one more
 field, `mentions` by default: the ids of the other records whose titles its text mentions.
 `hoprag load jsonl --path OUT.jsonl` then loads it, and the edges `("mentions", "$id")` and
 `("$id", "mentions")` follow those mentions; `--phrases FIELD` also adds the capitalised names
-a record shares with a few others (`hoprag.phrases`), followed by `(FIELD, FIELD)`. Everything
-is checked before any text is read, and OUT is written whole or not at all. `hoprag link
---table T` links a table already loaded instead, in place
+a record shares with a few others (`hoprag.text.phrases`), followed by `(FIELD, FIELD)`.
+Everything is checked before any text is read, and OUT is written whole or not at all. `hoprag
+link --table T` links a table already loaded instead, in place
 (`hoprag.stores.cassandra.link_table`)."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def add_link_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         "--phrases",
         metavar="FIELD",
         help="also add FIELD: the capitalised names each record shares with a few others "
-        "(hoprag.phrases; follow them with the edge FIELD:FIELD)",
+        "(hoprag.text.phrases; follow them with the edge FIELD:FIELD)",
     )
     lk.add_argument(
         "--phrase-docs",
@@ -98,7 +98,7 @@ def check_link_args(args: argparse.Namespace) -> dict[str, list[str]] | None:
         inputs = [("--path", args.path), ("--out", args.out), ("--aliases", args.aliases)]
         check_not_input("--json", args.report, inputs)
     _check_fields(args)
-    from hoprag.linking import check_link_options
+    from hoprag.text import check_link_options
 
     check_link_options(field=args.field, min_chars=args.min_chars, max_shared=args.max_shared,
                        max_share=args.max_share)  # fmt: skip
@@ -160,7 +160,7 @@ def cmd_link(args: argparse.Namespace) -> int:
     """`hoprag link`: check, read and validate the file, link, write OUT whole, report."""
     from hoprag.cli.common import Progress
     from hoprag.datasets.jsonl import jsonl_records, record_to_document
-    from hoprag.linking import link_documents
+    from hoprag.text import link_documents
 
     aliases = check_link_args(args)
     if args.table is not None:
@@ -181,7 +181,7 @@ def cmd_link(args: argparse.Namespace) -> int:
     progress.close()
     fields = [args.field]
     if args.phrases is not None:
-        from hoprag.phrases import link_phrases
+        from hoprag.text import link_phrases
 
         linked = link_phrases(linked, field=args.phrases, max_documents=args.phrase_docs)
         fields.append(args.phrases)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import InvalidInputError
-from hoprag.linking import normalise
+from hoprag.text import normalise
 
 _QUALIFIER = re.compile(r"^(?P<bare>.*?)\s*\((?P<q>[^()]*)\)\s*$")
 NO_GOLD = "no gold passage"

@@ -5,8 +5,8 @@
 * `hybrid`: reciprocal rank fusion of the top 60 of each (`1 / (60 + rank)` summed).
 * `recommended`: the recipe this project recommends for multi-hop questions, the same for
   every data set: edges from the text (each passage's `mentions` of other passages' titles,
-  `hoprag.linking`, followed both ways, and rare capitalised phrases shared with at most two
-  other passages, `hoprag.phrases`), a Beam traversal of depth 1 from 3 vector and 2
+  `hoprag.text.linking`, followed both ways, and rare capitalised phrases shared with at most
+  two other passages, `hoprag.text.phrases`), a Beam traversal of depth 1 from 3 vector and 2
   lexical starts whose path scores keep the bridge documents (`recommended_strategy`), and
   `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s order.
 
@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Document
-from hoprag.linking import LinkReport, link_documents
-from hoprag.phrases import link_phrases
+from hoprag.text import LinkReport, link_documents, link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
@@ -34,7 +33,7 @@ Method = Callable[[str, Sequence[float], int], Awaitable[list[str]]]
 def passage_documents(passages: Sequence[Any]) -> tuple[list[Document], LinkReport]:
     """The corpus as Documents (content: title, a blank line, text; metadata: title, the
     `mentions` of other titles found by linking and the `phrases` shared with at most two
-    other passages, `hoprag.phrases`) and the linking report."""
+    other passages, `hoprag.text.phrases`) and the linking report."""
     docs = [Document(p.id, f"{p.title}\n\n{p.text}", {"title": p.title}) for p in passages]
     linked, report = link_documents(docs)
     return link_phrases(linked), report

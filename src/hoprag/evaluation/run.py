@@ -20,7 +20,7 @@ from hoprag.errors import invalid
 from hoprag.evaluation.formats import EvalSet, Question
 from hoprag.evaluation.methods import METHODS, Retrievers, passage_documents
 from hoprag.evaluation.metrics import bootstrap_interval, recall_at_k
-from hoprag.linking import LinkReport
+from hoprag.text import LinkReport
 
 K = 10
 

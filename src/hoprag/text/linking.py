@@ -8,7 +8,8 @@ those it mentions and `("$id", "mentions")` back.
 The rules, in the order they apply:
 
 * Titles and text are compared after Unicode NFKC normalisation and case folding, with every
-  run of spaces, punctuation and symbols read as one space ("Saint-Denis" is "saint denis");
+  run of spaces, punctuation and symbols read as one space ("Saint-Denis" is "saint denis":
+  `hoprag.text.normalisation`);
   a match starts and ends on a word boundary, so "Arts" is not found in "starts".
 * Of overlapping matches the longest wins, and then the leftmost: "New York City" hides
   "New York" and "York" inside it.
@@ -28,10 +29,7 @@ text whatever the number of titles."""
 from __future__ import annotations
 
 import bisect
-import functools
 import re
-import sys
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,31 +37,11 @@ from typing import Any
 
 from hoprag.documents import Document
 from hoprag.errors import invalid
+from hoprag.text.normalisation import normalise
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 _EXAMPLES = 5
 SKIP_REASONS = ("short", "common", "ambiguous")
-_SEPARATING = ("P", "S", "Z", "Cc", "Cf")
-"""Unicode categories read as a word break: punctuation, symbols, separators, controls."""
-
-
-@functools.cache
-def _separators() -> dict[int, int]:
-    """The `str.translate` table of every character read as a word break, each to a space
-    (found once, on first use)."""
-    return {
-        c: 0x20
-        for c in range(sys.maxunicode + 1)
-        if unicodedata.category(chr(c)).startswith(_SEPARATING)
-    }
-
-
-def normalise(text: str) -> str:
-    """The form titles and texts are compared in: NFKC, case-folded, each run of spaces,
-    punctuation and symbols one space, no space at either end. Time linear in the text: one
-    pass maps every separator to a space, whatever the number of distinct separators."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(folded.translate(_separators()).split())
 
 
 def _meaningful(form: str, min_chars: int) -> bool:

@@ -2,16 +2,16 @@
 "Stan Lee") that a few other documents also contain, as a metadata field, so that the edge
 spec `(field, field)` joins documents that name the same rare thing.
 
-Titles (`hoprag.linking`) reach a document whose title another one mentions; shared phrases
-reach documents that both mention a third thing without a page of its own, as multi-hop
-questions often need (MuSiQue). A phrase held by many documents joins too much to mean
+Titles (`hoprag.text.linking`) reach a document whose title another one mentions; shared
+phrases reach documents that both mention a third thing without a page of its own, as
+multi-hop questions often need (MuSiQue). A phrase held by many documents joins too much to mean
 anything, so only phrases held by at most `max_documents` are kept.
 
 A phrase is a run of capitalised words (a word whose first letter is upper case, in any
 script) separated only by spaces, possibly joined by a short lower-case connector ("of",
 "the", "de", ...), of at least two capitalised words, without a leading connector (the
 sentence-initial "The" of "The Blue Lagoon" is dropped); it is compared in
-`hoprag.linking.normalise`'s form. The first line of a document's content is taken as its
+`hoprag.text.normalisation`'s form. The first line of a document's content is taken as its
 title and left out (its title is its own name, which title links already follow)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from hoprag.documents import Document
 from hoprag.errors import invalid
-from hoprag.linking import normalise
+from hoprag.text.normalisation import normalise
 
 CONNECTORS = frozenset({"of", "the", "de", "du", "des", "la", "le", "von", "van", "der"})
 """Lower-case words a phrase may hold between two capitalised ones."""

@@ -1,0 +1,34 @@
+"""Text: what hoprag reads out of a document's words, in one form shared by every feature.
+
+* `normalise` (`hoprag.text.normalisation`): the form every comparison of text uses
+  (NFKC, case-folded, punctuation and symbols as spaces).
+* `tokenize`, `STOPWORDS`, `MAX_TERM_BYTES` (`hoprag.text.tokens`): the terms of a text, the
+  one tokenizer every store's lexical search (`hoprag.lexical`'s BM25) uses.
+* `TitleLinker`, `link_documents`, `LinkReport`, `check_link_options` (`hoprag.text.linking`):
+  edges from the titles a text mentions.
+* `phrases_in`, `link_phrases` (`hoprag.text.phrases`): edges from rare capitalised phrases
+  that a few documents share.
+
+The package imports only the vocabulary (`hoprag.documents`, `hoprag.errors`,
+`hoprag.validation`), the standard library and, lazily for linking, pyahocorasick: no store,
+engine, command or embedding model."""
+
+from __future__ import annotations
+
+from hoprag.text.linking import LinkReport, TitleLinker, check_link_options, link_documents
+from hoprag.text.normalisation import normalise
+from hoprag.text.phrases import link_phrases, phrases_in
+from hoprag.text.tokens import MAX_TERM_BYTES, STOPWORDS, tokenize
+
+__all__ = [
+    "MAX_TERM_BYTES",
+    "STOPWORDS",
+    "LinkReport",
+    "TitleLinker",
+    "check_link_options",
+    "link_documents",
+    "link_phrases",
+    "normalise",
+    "phrases_in",
+    "tokenize",
+]
