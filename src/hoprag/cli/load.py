@@ -53,6 +53,8 @@ class LoadPlan:
     """Whether the table is to mirror the source (`--sync`)."""
     digest: str | None = None
     """`sha256:<hex>` of the source (the JSONL file's bytes, else the documents), once known."""
+    chunk: tuple[int, int] | None = None
+    """Passages' words and overlap (`--chunk`, `--chunk-overlap`), or None: documents whole."""
 
     @property
     def fields(self) -> dict[str, str]:
@@ -72,6 +74,8 @@ class LoadPlan:
             described["link"] = self.link
         if self.digest:
             described["digest"] = self.digest
+        if self.chunk:
+            described["chunk"] = list(self.chunk)
         return json.dumps(described, sort_keys=True)
 
     def documents(self) -> Iterator[Document]:
@@ -80,8 +84,10 @@ class LoadPlan:
         from hoprag import datasets
 
         if self.link:
-            return iter(self._linked)
-        return datasets.load(self.dataset, limit=self.limit, path=self.path)
+            docs = iter(self._linked)
+        else:
+            docs = datasets.load(self.dataset, limit=self.limit, path=self.path)
+        return docs if self.chunk is None else _passages(docs, *self.chunk)
 
     @functools.cached_property
     def _linked(self) -> list[Document]:
@@ -94,6 +100,28 @@ class LoadPlan:
         progress.close()
         print(f"linked: {report.summary()}", file=sys.stderr)
         return linked
+
+
+def _passages(docs: Iterator[Document], words: int, overlap: int) -> Iterator[Document]:
+    """Each document's passages (`hoprag.text.chunking`), document by document."""
+    from hoprag.text.chunking import chunk_documents
+
+    for doc in docs:
+        yield from chunk_documents([doc], max_words=words, overlap_words=overlap)
+
+
+def _check_chunk(args: argparse.Namespace) -> tuple[int, int] | None:
+    """`--chunk` and `--chunk-overlap` as (words, overlap), or None without `--chunk`."""
+    if args.chunk is None:
+        if args.chunk_overlap:
+            raise CliError("--chunk-overlap needs --chunk WORDS", 2)
+        return None
+    if args.chunk < 1:
+        raise CliError(f"--chunk must be >= 1 (words per passage), got {args.chunk}", 2)
+    if not 0 <= args.chunk_overlap < args.chunk:
+        raise CliError(f"--chunk-overlap must be from 0 to {args.chunk - 1} (below --chunk), "
+                       f"got {args.chunk_overlap}", 2)  # fmt: skip
+    return args.chunk, args.chunk_overlap
 
 
 def _check_counts_and_modes(args: argparse.Namespace) -> None:
@@ -123,7 +151,9 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
     replication_map(args.replication_factor)  # refuses a bad factor
     # A JSONL file is checked whole first (strict JSON, then the stores' own checks on each
     # record): a bad record stops the load before anything connects or is written.
+    chunk = _check_chunk(args)
     total = datasets.validate_jsonl(args.path) if args.dataset == "jsonl" else None
+    total = None if chunk else total  # passages are counted when the documents are read
     digest = file_digest(args.path) if args.dataset == "jsonl" else None
     if args.link is not None:
         from hoprag.cli.link import RESERVED
@@ -148,6 +178,7 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
         link=args.link,
         sync=args.sync,
         digest=digest,
+        chunk=chunk,
     )
 
 

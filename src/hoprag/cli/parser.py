@@ -150,6 +150,21 @@ def build_parser() -> argparse.ArgumentParser:
         "text mentions (hoprag.linking; follow it with --edges FIELD:$id)",
     )
     ld.add_argument(
+        "--chunk",
+        type=int,
+        metavar="WORDS",
+        help="split each text into passages of at most WORDS words (ids ID#0, ID#1, ...; "
+        "fields parent, chunk, prev, next: follow with --edges parent:parent,next:$id,prev:$id)",
+    )
+    ld.add_argument(
+        "--chunk-overlap",
+        type=int,
+        default=0,
+        metavar="WORDS",
+        help="with --chunk, start each passage with the last sentences of the one before, at "
+        "most WORDS words (default 0)",
+    )
+    ld.add_argument(
         "--lexical",
         action="store_true",
         help="keep a lexical (BM25) index of the text for lexical starts (--lexical-k); a new "
