@@ -9,7 +9,8 @@ of the corpus and embedding>`: loaded on the first run (recorded in the keyspace
 catalogue when complete), reused by the next. The files looked for in DIR: for `2wiki`,
 `2wiki*corpus*.json` and `2wiki*question*.json`; for `musique` and `hotpotqa`, every
 `musique*.json[l]` or `hotpotqa*.json[l]` (their corpus is the union of the files'
-paragraphs). Everything is checked before the corpus is embedded."""
+paragraphs); for `jsonl` (your own), `passages.jsonl` and `questions.jsonl`. Everything is
+checked before the corpus is embedded."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-DATASETS = ("2wiki", "musique", "hotpotqa")
+DATASETS = ("2wiki", "musique", "hotpotqa", "jsonl")
 
 
 def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -56,6 +57,13 @@ def data_files(dataset: str, data: Path) -> list[Path]:
 
     if not data.is_dir():
         raise CliError(f"--data {data} is not a directory", 2)
+    if dataset == "jsonl":
+        own = [data / "passages.jsonl", data / "questions.jsonl"]
+        missing = [p.name for p in own if not p.is_file()]
+        if missing:
+            raise CliError(f"--data {data} has no {' or '.join(missing)} (jsonl needs both: "
+                           "docs/quality.md, 'Your own questions')", 2)  # fmt: skip
+        return own
     if dataset == "2wiki":
         wanted = ["2wiki*corpus*.json", "2wiki*question*.json"]
         found = [sorted(data.glob(p)) for p in wanted]
@@ -117,8 +125,10 @@ def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], li
 
 
 def load_set(dataset: str, files: list[Path]) -> Any:
-    from hoprag.evaluation import load_2wiki, load_hotpotqa, load_musique
+    from hoprag.evaluation import load_2wiki, load_hotpotqa, load_jsonl_set, load_musique
 
+    if dataset == "jsonl":
+        return load_jsonl_set(files[0], files[1])
     if dataset == "2wiki":
         return load_2wiki(files[0], files[1])
     return load_musique(files) if dataset == "musique" else load_hotpotqa(files)

@@ -7,6 +7,7 @@ from hoprag.evaluation.formats import (
     Question,
     load_2wiki,
     load_hotpotqa,
+    load_jsonl_set,
     load_musique,
 )
 from hoprag.evaluation.metrics import bootstrap_interval, recall_at_k
@@ -18,6 +19,7 @@ __all__ = [
     "bootstrap_interval",
     "load_2wiki",
     "load_hotpotqa",
+    "load_jsonl_set",
     "load_musique",
     "recall_at_k",
 ]

@@ -12,6 +12,10 @@
   [{title, paragraph_text, is_supporting}]}`; the corpus is the union of every question's
   paragraphs, deduplicated, and the gold passages are its supporting ones. The type is the
   id's prefix (`2hop`, `3hop1`, ...).
+* **Your own** (`jsonl`): `passages.jsonl`, one `{id, title?, text, metadata?}` per line, and
+  `questions.jsonl`, one `{id, question, gold: [passage id, ...], type?}` per line. The
+  passages are the corpus as given (ids unique; a missing title is the empty string), the gold
+  passages are named by id: an id that is no passage's is refused, naming the record.
 * **HotpotQA** (distractor setting): `{_id, question, type, context: [[title, [sentence,
   ...]]], supporting_facts: [[title, index]]}`; the corpus is the union of the contexts,
   deduplicated, and the gold passages are the context paragraphs named by the supporting
@@ -44,11 +48,13 @@ NO_GOLD = "no gold passage"
 
 @dataclass(frozen=True)
 class Passage:
-    """One passage of a corpus: its unique id, title and text."""
+    """One passage of a corpus: its unique id, title and text, and (from your own files) its
+    metadata, which the store holds beside the title and the edges found in the text."""
 
     id: str
     title: str
     text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -345,3 +351,53 @@ def _keep(question: Question, questions: list[Question], dropped: dict[str, int]
         questions.append(question)
     else:
         dropped[NO_GOLD] += 1
+
+
+# --- your own: passages.jsonl and questions.jsonl ---------------------------------------------
+
+OWN_PASSAGES = "JSON lines of {id, title?, text, metadata?} (passages.jsonl)"
+OWN_QUESTIONS = "JSON lines of {id, question, gold: [passage id, ...], type?} (questions.jsonl)"
+RESERVED_METADATA = ("title", "mentions", "phrases")
+"""Metadata fields `hoprag eval` writes itself (the title, and the edges found in the text)."""
+_OPTIONAL_TEXT = _Shape(lambda v: v is None or isinstance(v, str), "a string")
+_OBJECT = _Shape(lambda v: v is None or isinstance(v, dict), "an object")
+
+
+def _own_passages(path: Path) -> list[Passage]:
+    """The passages of `path`, ids unique, metadata free of the fields eval writes."""
+    passages: list[Passage] = []
+    seen: set[str] = set()
+    for i, rec in enumerate(_records(path, OWN_PASSAGES, {"id": _ID, "text": _TEXT})):
+        problem = _OPTIONAL_TEXT.problem("title", rec.get("title"))
+        problem = problem or _OBJECT.problem("metadata", rec.get("metadata"))
+        meta = rec.get("metadata") or {}
+        taken = [k for k in RESERVED_METADATA if k in meta]
+        if taken:
+            problem = f"metadata holds {', '.join(taken)}, which eval writes itself"
+        pid = str(rec["id"])
+        if pid in seen:
+            problem = f"id {_show(pid)} is the id of an earlier record"
+        if problem:
+            raise _bad_file(path, OWN_PASSAGES, f"record {i}: {problem}")
+        seen.add(pid)
+        passages.append(Passage(pid, rec.get("title") or "", rec["text"], dict(meta)))
+    return passages
+
+
+def load_jsonl_set(passages_path: str | Path, questions_path: str | Path) -> EvalSet:
+    """Your own corpus and questions (see the module docstring)."""
+    passages = _own_passages(Path(passages_path))
+    ids = {p.id for p in passages}
+    questions: list[Question] = []
+    dropped = {NO_GOLD: 0}
+    shapes = {"id": _ID, "question": _TEXT, "gold": _Shape(_is_id, "a passage id", each=True)}
+    path = Path(questions_path)
+    for i, rec in enumerate(_records(path, OWN_QUESTIONS, shapes)):
+        gold = tuple(dict.fromkeys(str(g) for g in rec["gold"]))
+        unknown = [g for g in gold if g not in ids]
+        if unknown:
+            raise _bad_file(path, OWN_QUESTIONS, f"record {i}: gold {_show(unknown)} names no "
+                            f"passage of {passages_path}")  # fmt: skip
+        qtype = str(rec.get("type") or "unknown")
+        _keep(Question(str(rec["id"]), rec["question"], qtype, gold), questions, dropped)
+    return _kept(EvalSet("jsonl", passages, questions, dropped), [questions_path], OWN_QUESTIONS)

@@ -31,12 +31,21 @@ Method = Callable[[str, Sequence[float], int], Awaitable[list[str]]]
 
 
 def passage_documents(passages: Sequence[Any]) -> tuple[list[Document], LinkReport]:
-    """The corpus as Documents (content: title, a blank line, text; metadata: title, the
+    """The corpus as Documents (content: title, a blank line, text, or the text alone when
+    the passage has no title; metadata: the passage's own, its title, the
     `mentions` of other titles found by linking and the `phrases` shared with at most two
     other passages, `hoprag.text.phrases`) and the linking report."""
-    docs = [Document(p.id, f"{p.title}\n\n{p.text}", {"title": p.title}) for p in passages]
+    docs = [
+        Document(p.id, f"{p.title}\n\n{p.text}" if p.title else p.text, _metadata(p))
+        for p in passages
+    ]
     linked, report = link_documents(docs)
     return link_phrases(linked), report
+
+
+def _metadata(passage: Any) -> dict[str, Any]:
+    """A passage's metadata (its own, from your files) with its title."""
+    return {**getattr(passage, "metadata", {}), "title": passage.title}
 
 
 def fuse(rankings: Sequence[Sequence[str]], k: int) -> list[str]:
