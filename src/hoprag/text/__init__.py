@@ -8,6 +8,8 @@
   edges from the titles a text mentions.
 * `phrases_in`, `link_phrases` (`hoprag.text.phrases`): edges from rare capitalised phrases
   that a few documents share.
+* `chunk_documents`, `chunk_text`, `STRUCTURE_EDGES` (`hoprag.text.chunking`): long texts as
+  passages an embedder reads whole, with `parent`, `prev` and `next` fields to follow.
 
 The package imports only the vocabulary (`hoprag.documents`, `hoprag.errors`,
 `hoprag.validation`), the standard library and, lazily for linking, pyahocorasick: no store,
@@ -15,6 +17,7 @@ engine, command or embedding model."""
 
 from __future__ import annotations
 
+from hoprag.text.chunking import STRUCTURE_EDGES, chunk_documents, chunk_text
 from hoprag.text.linking import LinkReport, TitleLinker, check_link_options, link_documents
 from hoprag.text.normalisation import normalise
 from hoprag.text.phrases import link_phrases, phrases_in
@@ -23,9 +26,12 @@ from hoprag.text.tokens import MAX_TERM_BYTES, STOPWORDS, tokenize
 __all__ = [
     "MAX_TERM_BYTES",
     "STOPWORDS",
+    "STRUCTURE_EDGES",
     "LinkReport",
     "TitleLinker",
     "check_link_options",
+    "chunk_documents",
+    "chunk_text",
     "link_documents",
     "link_phrases",
     "normalise",
