@@ -1,5 +1,7 @@
 """Scope expansion: the engine reads a `Scope`'s members hop by hop, one round per hop.
 
+Each round's reads are added to a `hoprag.rounds.Round` (which counts them) by `read_anchors`
+and `read_step`, and the members taken from its answers by `take_anchors` and `take_step`.
 Round 0 reads the anchors: the documents matching the scope's `start` filter
 (`PreparedQuery.afiltered`, on a query prepared with that filter) or those with its `ids`
 (`aget`). Each later round follows, at once, every edge of the previous round's new members
@@ -21,17 +23,37 @@ for at most `max_size + 1` rows per edge, so a huge hop costs no more than that.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hoprag.documents import Path
 from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge
+from hoprag.errors import InvalidInputError
 from hoprag.frontier import Frontier, split_edges
-from hoprag.rounds import read_edges
-from hoprag.scopes import MAX_SCOPE_SIZE, Scope, ScopeTooLargeError
+from hoprag.rounds import EdgeReads, Round, Slot
 from hoprag.stats import HopStats
 from hoprag.stores.base import Hit, PreparedQuery
 
-__all__ = ["Expansion", "HopPlan", "Member"]
+if TYPE_CHECKING:
+    from hoprag.scopes import Scope
+
+__all__ = ["MAX_SCOPE_SIZE", "Expansion", "HopPlan", "Member", "ScopeTooLargeError"]
+
+MAX_SCOPE_SIZE = 100_000
+"""The largest `max_size` a scope may ask for (every member is read, ids and metadata)."""
+
+
+class ScopeTooLargeError(InvalidInputError):
+    """A scope reached more documents than its `max_size`. `reached` is how many were found
+    (a lower bound when a single edge alone passed the bound) and `depth` the hop at which the
+    bound was passed; nothing was returned and nothing was written."""
+
+    def __init__(self, message: str, *, reached: int, depth: int, max_size: int) -> None:
+        super().__init__(message, argument="scope", value=reached, allowed=f"<= {max_size}")
+        self.reached = reached
+        self.depth = depth
+        self.max_size = max_size
 
 
 @dataclass(slots=True)
@@ -89,14 +111,17 @@ class Expansion:
 
     # -- round 0 ----------------------------------------------------------------------------
 
-    async def read_anchors(self, hop: HopStats) -> None:
-        """Read the anchors (depth 0)."""
+    def read_anchors(self, rnd: Round) -> Slot[Sequence[Hit]]:
+        """Add the read of the anchors (depth 0) to `rnd`: one complete filtered read, or one
+        `aget` of an ids scope; `take_anchors` takes its hits once `rnd` was sent."""
         if self.anchor_query is not None:
-            hop.queries["filter"] = hop.queries.get("filter", 0) + 1
-            hits = await self.anchor_query.afiltered(limit=self.limit)
-        else:
-            hop.queries["get"] += 1
-            hits = await self.walk.aget(list(self.scope.ids))
+            return rnd.add(
+                "filter", functools.partial(self.anchor_query.afiltered, limit=self.limit)
+            )
+        return rnd.add("get", functools.partial(self.walk.aget, list(self.scope.ids)))
+
+    def take_anchors(self, hits: Sequence[Hit], hop: HopStats) -> None:
+        """Add the anchors read (`read_anchors`) as the members at depth 0."""
         hop.rows += len(hits)
         self._truncated = len(hits) >= self.limit
         self._check(len(hits), 0)
@@ -119,20 +144,23 @@ class Expansion:
         meta, ids = split_edges(self.frontier.follow(sources))
         return HopPlan(self.depth + 1, meta, ids)
 
-    async def step(self, plan: HopPlan, hop: HopStats) -> None:
-        """Read `plan`'s edges (metadata edges as one `amatching` burst and id edges as one
-        `aget`, both in flight together) and add the new members at `plan.depth`."""
-        hop.edges += len(plan.meta) + len(plan.ids)
-        results = await read_edges(
-            hop,
+    def read_step(self, plan: HopPlan, rnd: Round) -> EdgeReads:
+        """Add the reads of `plan`'s edges to `rnd`: metadata edges as one `amatching` burst
+        (`match` queries, one per edge) and id edges as one `aget`, in flight together."""
+        rnd.hop.edges += len(plan.meta) + len(plan.ids)
+        return EdgeReads(
+            rnd,
             plan.meta,
             plan.ids,
             kind="match",
             read_meta=functools.partial(self.walk.amatching, limit=self.limit),
             get=self.walk.aget,
         )
+
+    def take_step(self, plan: HopPlan, reads: EdgeReads, hop: HopStats) -> None:
+        """Add the new members `reads` found (once its round was sent) at `plan.depth`."""
         via: dict[str, list[tuple[Edge, Hit]]] = {}
-        for edge, hits in results.items():  # metadata edges first, then id edges
+        for edge, hits in reads.results().items():  # metadata edges first, then id edges
             hop.rows += len(hits)
             if isinstance(edge, MetadataEdge) and len(hits) >= self.limit:
                 self._truncated = True

@@ -1,7 +1,9 @@
 """A scope as a start source: `scoped_hits` expands a `Scope` (`hoprag.scope_expansion`, one
-round per hop, `hoprag.rounds`) and ranks its members that pass the run's filter, best first by
-the query vector or by an `order_by` field. `hoprag.search.asearch` returns them as nodes; a
-traversal with a scope starts from them (`hoprag.traversal`).
+`hoprag.rounds.Round` per hop, opened from the `Rounds` it is given) and ranks its members that
+pass the run's filter, best first by the query vector or by an `order_by` field.
+`hoprag.search.asearch` returns them as nodes, each round a hop of its stats; a traversal with
+a scope starts from them through `ScopeStart` (a `hoprag.rounds.StartSource`), the scope's
+rounds run inside the traversal's first round, whose hop counts their queries and rounds.
 
 How the final ranking runs is the plan (`result.stats.plan`, shown by `stats.explain()`):
 
@@ -29,25 +31,29 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from hoprag.edges import MISSING, MetadataEdge, nested_get
 from hoprag.errors import invalid
 from hoprag.filters import matches
-from hoprag.rounds import open_round, run_round
+from hoprag.rounds import Round, Rounds, Slot
 from hoprag.scope_expansion import Expansion, HopPlan, Member
-from hoprag.scopes import Scope
 from hoprag.stats import HopStats, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.validation import check_field
 
+if TYPE_CHECKING:
+    from hoprag.scopes import Scope
+
 __all__ = [
     "PLANS",
     "PUSHDOWN_MAX_K",
+    "ScopeStart",
+    "Scoped",
     "check_order_by",
     "order_hits",
-    "scope_start_hits",
     "scoped_hits",
 ]
 
@@ -135,23 +141,21 @@ class _Ranking:
         for h in hits:
             self.hits.setdefault(h.id, h)
 
-    def get(self, ids: list[str], hop: HopStats) -> Callable[[], Awaitable[None]]:
-        """A call reading `ids` scored and filtered."""
-        hop.queries["get"] += 1
+    def get(self, ids: list[str], rnd: Round) -> None:
+        """Add to `rnd` one `get` reading `ids` scored and filtered."""
         self.asked.update(ids)
+        hop = rnd.hop
 
         async def call() -> None:
             self._take(await self.rank.aget(ids), hop)
 
-        return call
+        rnd.add("get", call)
 
-    def edges(
-        self, edges: list[MetadataEdge], hop: HopStats, pushdown: bool
-    ) -> Callable[[], Awaitable[None]]:
-        """A call reading the last hop's metadata edges: the top `k` of each (pushdown) or
-        every filtered document of each (exact)."""
-        kind = "adjacent" if pushdown else "match"
-        hop.queries[kind] = hop.queries.get(kind, 0) + len(edges)
+    def edges(self, edges: list[MetadataEdge], rnd: Round, pushdown: bool) -> None:
+        """Add to `rnd` the reads of the last hop's metadata edges, one query each: the top
+        `k` of each (pushdown, `adjacent`) or every filtered document of each (exact,
+        `match`)."""
+        hop = rnd.hop
 
         async def call() -> None:
             if pushdown:
@@ -161,7 +165,7 @@ class _Ranking:
             for hits in pages:
                 self._take(hits, hop)
 
-        return call
+        rnd.add("adjacent" if pushdown else "match", call, count=len(edges))
 
 
 async def _prepare_walk(
@@ -186,6 +190,16 @@ async def _prepare_walk(
     return Expansion(scope, walk, anchors)
 
 
+@dataclass(slots=True)
+class Scoped:
+    """What `scoped_hits` found: the best members with their `Member` (depth, path), the
+    expansion, and the plan that ran ("exact" or "pushdown")."""
+
+    hits: list[tuple[Hit, Member]]
+    expansion: Expansion
+    plan: str
+
+
 async def scoped_hits(
     store: Store,
     scope: Scope,
@@ -195,16 +209,17 @@ async def scoped_hits(
     embedding: Sequence[float] | None = None,
     order: tuple[str, bool] | None = None,
     plan: str = "auto",
+    rounds: Rounds,
     stats: TraversalStats,
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-) -> tuple[list[tuple[Hit, Member]], Expansion]:
-    """The `k` best members of `scope` that pass `rank`'s filter, each with its `Member`
-    (depth, path), best first by `rank`'s vector (or by `order`), and the expansion. `rank`
-    is the run's prepared query (its vector, filter and `include_embeddings`); `embedding` is
-    its raw vector, given when the expansion's reads may carry it (when `rank` reads no
-    embeddings: the expansion then ranks by itself, the filter checked on its members).
-    Every round is one `HopStats` in `stats`; `stats.plan` names the plan that ran. All
-    queries share `rank`'s limiter."""
+) -> Scoped:
+    """The `k` best members of `scope` that pass `rank`'s filter, best first by `rank`'s
+    vector (or by `order`), with the expansion and the plan that ran. `rank` is the run's
+    prepared query (its vector, filter and `include_embeddings`); `embedding` is its raw
+    vector, given when the expansion's reads may carry it (when `rank` reads no embeddings:
+    the expansion then ranks by itself, the filter checked on its members). Every round is
+    opened from `rounds`; how the store answered the scope's start filter is recorded in
+    `stats.filters`. All queries share `rank`'s limiter."""
     chosen = _choose(plan, rank, k, order)
     walk_ranks = chosen == "exact" and _walk_can_rank(rank, embedding)
     exp = await _prepare_walk(
@@ -213,19 +228,20 @@ async def scoped_hits(
     if exp.anchor_query is not None:
         stats.filters["scope start"] = exp.anchor_query.filter_plan
     ranking = _Ranking(rank, k, exp.limit)
-    hop = open_round(stats)
-    calls: list[Callable[[], Awaitable[None]]] = [functools.partial(exp.read_anchors, hop)]
-    if scope.ids and not walk_ranks:
-        calls.append(ranking.get(list(scope.ids), hop))  # anchors known: ranked at once
-    await run_round(hop, calls)
+    rnd = rounds.open()
+    with rnd.timed():
+        anchors = exp.read_anchors(rnd)
+        if scope.ids and not walk_ranks:
+            ranking.get(list(scope.ids), rnd)  # anchors known: ranked at once
+        await rnd.send()
+        exp.take_anchors(anchors.value, rnd.hop)
     pushdown = plan if chosen == "pushdown" else None
-    used_pushdown = await _walk(exp, ranking, walk_ranks, pushdown, stats)
+    used_pushdown = await _walk(exp, ranking, walk_ranks, pushdown, rounds)
     members = exp.members
     cands = _members_ranked(members, rank, ranking, walk_ranks)
     ordered = order_hits(cands, *order) if order is not None else _by_score(cands)
-    stats.plan = "pushdown" if used_pushdown else "exact"
-    stats.scope_size = len(members)
-    return [(h, members[h.id]) for h in ordered[:k]], exp
+    found = [(h, members[h.id]) for h in ordered[:k]]
+    return Scoped(found, exp, "pushdown" if used_pushdown else "exact")
 
 
 def _walk_can_rank(rank: PreparedQuery, embedding: Sequence[float] | None) -> bool:
@@ -239,7 +255,7 @@ async def _walk(
     ranking: _Ranking,
     walk_ranks: bool,
     pushdown: str | None,
-    stats: TraversalStats,
+    rounds: Rounds,
 ) -> bool:
     """Run the expansion's rounds after the first: one per hop, the last hop's expansion reads
     in one round with the ranking reads (of the members met so far, and, under the pushdown
@@ -248,34 +264,40 @@ async def _walk(
     pushdown plan was chosen. Whether it ran."""
     scope = exp.scope
     while step := exp.plan():
-        hop = open_round(stats)
+        rnd = rounds.open()
         if step.depth < scope.max_depth or walk_ranks:
-            await run_round(hop, [functools.partial(exp.step, step, hop)])
+            with rnd.timed():
+                reads = exp.read_step(step, rnd)
+                await rnd.send()
+                exp.take_step(step, reads, rnd.hop)
             continue
-        return await _last_round(exp, step, ranking, pushdown, hop)
+        return await _last_round(exp, step, ranking, pushdown, rnd)
     rest = [m for m in exp.members if m not in ranking.asked]
     if rest and not walk_ranks:
-        hop = open_round(stats)
-        await run_round(hop, [ranking.get(rest, hop)])
+        rnd = rounds.open()
+        ranking.get(rest, rnd)
+        await rnd.run()
     return False
 
 
 async def _last_round(
-    exp: Expansion, step: HopPlan, ranking: _Ranking, pushdown: str | None, hop: HopStats
+    exp: Expansion, step: HopPlan, ranking: _Ranking, pushdown: str | None, rnd: Round
 ) -> bool:
     """The last hop's expansion reads and the ranking reads in one round; whether the pushdown
     plan ran (see `_walk`)."""
-    calls: list[Callable[[], Awaitable[None]]] = [functools.partial(exp.step, step, hop)]
     earlier = [m for m in exp.members if m not in ranking.asked] + [e.id for e in step.ids]
-    if earlier:
-        calls.append(ranking.get(earlier, hop))
     used = False
-    if step.meta:
-        # auto: a fan-out that could read more rows than the scope may hold is not cheaper.
-        fits = len(step.meta) * ranking.k <= exp.scope.max_size
-        used = pushdown is not None and (pushdown == "pushdown" or fits)
-        calls.append(ranking.edges(step.meta, hop, used))
-    await run_round(hop, calls)
+    with rnd.timed():
+        reads = exp.read_step(step, rnd)
+        if earlier:
+            ranking.get(earlier, rnd)
+        if step.meta:
+            # auto: a fan-out that could read more rows than the scope may hold is not cheaper.
+            fits = len(step.meta) * ranking.k <= exp.scope.max_size
+            used = pushdown is not None and (pushdown == "pushdown" or fits)
+            ranking.edges(step.meta, rnd, used)
+        await rnd.send()
+        exp.take_step(step, reads, rnd.hop)
     return used
 
 
@@ -292,25 +314,47 @@ def _members_ranked(
     ]
 
 
-async def scope_start_hits(
-    store: Store,
-    scope: Scope,
-    prepared: PreparedQuery,
-    stats: TraversalStats,
-    max_concurrency: int,
-    *,
-    k: int,
-) -> list[Hit]:
-    """A scope as a traversal's start source: the best `k` members that pass the run's filter,
-    read through the run's `prepared` query; the scope's rounds are noted on the traversal's
-    hop 0 (`scope_rounds`, `scope_size`, `scope_queries`)."""
-    inner = TraversalStats()
-    found, _ = await scoped_hits(
-        store, scope, prepared, k=k, stats=inner, max_concurrency=max_concurrency
-    )
-    notes = stats.hops[0].notes
-    notes["scope_rounds"] = inner.rounds
-    notes["scope_size"] = inner.scope_size or 0
-    notes["scope_queries"] = inner.total_queries
-    stats.filters.update((k, v) for k, v in inner.filters.items() if k != "filter")
-    return [hit for hit, _ in found]
+class ScopeStart:
+    """A scope as a traversal's start source (`hoprag.rounds.StartSource`, given by
+    `Scope.start_source`): the best `k` members that pass the run's filter, read through the
+    run's `prepared` query. Its rounds run inside the traversal's first round
+    (`Round.within`), so that round's hop counts their queries by kind and waits for their
+    rounds; the hop's notes say the scope's size (`scope_size`) and the rows its reads
+    returned (`scope_rows`), and `stats.filters` how the store answered its start filter."""
+
+    def __init__(
+        self,
+        store: Store,
+        scope: Scope,
+        prepared: PreparedQuery,
+        stats: TraversalStats,
+        *,
+        k: int,
+        max_concurrency: int,
+    ) -> None:
+        self.store = store
+        self.scope = scope
+        self.prepared = prepared
+        self.stats = stats
+        self.k = k
+        self.max_concurrency = max_concurrency
+
+    def read(self, rnd: Round) -> Slot[Sequence[Hit]]:
+        """Add the scope's rounds to `rnd`, in flight beside its other reads."""
+        return rnd.beside(functools.partial(self._hits, rnd))
+
+    async def _hits(self, rnd: Round) -> Sequence[Hit]:
+        inner = rnd.within()
+        found = await scoped_hits(
+            self.store,
+            self.scope,
+            self.prepared,
+            k=self.k,
+            rounds=inner,
+            stats=self.stats,
+            max_concurrency=self.max_concurrency,
+        )
+        notes = rnd.hop.notes
+        notes["scope_size"] = len(found.expansion.members)
+        notes["scope_rows"] = notes.get("scope_rows", 0) + sum(h.rows for h in inner.hops)
+        return [hit for hit, _ in found.hits]

@@ -5,8 +5,10 @@ A scope's anchors are the documents matching its `start` filter, or the document
 edge specs of a traversal) at most `max_depth` times is in the scope too, with no `adjacent_k`
 cut: a scope is a set, not a ranking. `max_size` bounds it: a scope that reaches more documents
 raises `ScopeTooLargeError` (an `InvalidInputError`) saying how many were reached at which
-depth. Expansion is done by `hoprag.scope_expansion`; `hoprag.search.asearch` ranks a scope's
-members and `hoprag.traversal.atraverse(scope=...)` starts inside one."""
+depth. Expansion is done by `hoprag.scope_expansion` (where `ScopeTooLargeError` and
+`MAX_SCOPE_SIZE` are defined; this module exports them); `hoprag.search.asearch` ranks a
+scope's members and `hoprag.traversal.atraverse(scope=...)` starts inside one, through the
+start source a scope gives (`Scope.start_source`, `hoprag.scope_ranking.ScopeStart`)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hoprag.edges import EdgeFunction, EdgeSpec, MetadataEdgeFunction, parse_edges
-from hoprag.errors import InvalidInputError, invalid
+from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter, Filter, check_complete_read, compile_filter
+from hoprag.rounds import StartSource
+from hoprag.scope_expansion import MAX_SCOPE_SIZE, ScopeTooLargeError
+from hoprag.scope_ranking import ScopeStart
+from hoprag.stats import TraversalStats
+from hoprag.stores.base import PreparedQuery, Store
 from hoprag.validation import check_ids, check_int
 
 __all__ = [
@@ -29,22 +36,8 @@ __all__ = [
 
 DEFAULT_MAX_SIZE = 10_000
 """Documents a scope may hold unless it says otherwise."""
-MAX_SCOPE_SIZE = 100_000
-"""The largest `max_size` a scope may ask for (every member is read, ids and metadata)."""
 MAX_SCOPE_DEPTH = 8
 """The largest `max_depth` (hops from the anchors)."""
-
-
-class ScopeTooLargeError(InvalidInputError):
-    """A scope reached more documents than its `max_size`. `reached` is how many were found
-    (a lower bound when a single edge alone passed the bound) and `depth` the hop at which the
-    bound was passed; nothing was returned and nothing was written."""
-
-    def __init__(self, message: str, *, reached: int, depth: int, max_size: int) -> None:
-        super().__init__(message, argument="scope", value=reached, allowed=f"<= {max_size}")
-        self.reached = reached
-        self.depth = depth
-        self.max_size = max_size
 
 
 def _given_ids(ids: Any) -> Sequence[str]:
@@ -127,6 +120,20 @@ class Scope:
         ):
             _set(self, "edges", edge_fn.specs)  # checked specs, Id() as "$id": hashable
         _set(self, "edge_fn", edge_fn)
+
+    def start_source(
+        self,
+        store: Store,
+        prepared: PreparedQuery,
+        stats: TraversalStats,
+        *,
+        k: int,
+        max_concurrency: int,
+    ) -> StartSource:
+        """The scope as a traversal's start source (`hoprag.rounds.StartSource`): its `k`
+        best members that pass the run's filter, read through the run's `prepared` query,
+        its rounds inside the traversal's first round (`hoprag.scope_ranking.ScopeStart`)."""
+        return ScopeStart(store, self, prepared, stats, k=k, max_concurrency=max_concurrency)
 
     def describe(self) -> str:
         """A short text form for messages and `explain()`."""

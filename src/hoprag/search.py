@@ -23,11 +23,11 @@ from hoprag.edges import Edges
 from hoprag.embeddings.base import aembed_query_vector
 from hoprag.errors import invalid
 from hoprag.filters import Filter, check_complete_read
-from hoprag.rounds import open_round, traced
+from hoprag.rounds import Round, Rounds
 from hoprag.scope_expansion import Expansion, Member
 from hoprag.scope_ranking import PLANS, PUSHDOWN_MAX_K, check_order_by, order_hits, scoped_hits
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
-from hoprag.stats import HopStats, TraversalResult, TraversalStats
+from hoprag.stats import TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
 from hoprag.sync import run_sync
 from hoprag.validation import check_int, checked_vector
@@ -145,7 +145,7 @@ async def _search(
     )
     stats.filters["filter"] = rank.filter_plan
     if scope is not None:
-        found, exp = await scoped_hits(
+        found = await scoped_hits(
             store,
             scope,
             rank,
@@ -153,33 +153,41 @@ async def _search(
             embedding=emb,
             order=order,
             plan=plan,
+            rounds=Rounds(stats),
             stats=stats,
             max_concurrency=max_concurrency,
         )
-        nodes = [_node(h, m.depth, m.path, _edges_of(exp, m)) for h, m in found]
+        exp = found.expansion
+        nodes = [_node(h, m.depth, m.path, _edges_of(exp, m)) for h, m in found.hits]
+        stats.plan = found.plan
+        stats.scope_size = len(exp.members)
         stats.seconds = time.perf_counter() - t0
         return TraversalResult(nodes, stats)
-    hop = open_round(stats)
-    with traced(hop):
-        hits = await _rank(rank, hop, stats, k, order, filter)
-        hop.rows = len(hits)
-    stats.seconds = hop.seconds = time.perf_counter() - t0
+    rnd = Round.open(stats)
+    with rnd.timed():
+        hits = await _rank(rank, rnd, stats, k, order, filter)
+        rnd.hop.rows = len(hits)
+    stats.seconds = time.perf_counter() - t0
     return TraversalResult([_node(h, 0, Path((h.id,)), _NO_EDGES) for h in hits], stats)
 
 
 async def _rank(
     rank: PreparedQuery,
-    hop: HopStats,
+    rnd: Round,
     stats: TraversalStats,
     k: int,
     order: tuple[str, bool] | None,
     filter: Filter | None,
 ) -> list[Hit]:
-    """The `k` best hits without a scope: by similarity, or by `order` over a filtered read."""
+    """The `k` best hits without a scope, read in `rnd`: by similarity, or by `order` over a
+    filtered read."""
     if order is None:
         stats.plan = "search"
-        hop.queries["search"] += 1
-        return await rank.asearch(k=k) if k else []
+        if not k:
+            return []  # a search for no hits sends no query
+        found = rnd.add("search", functools.partial(rank.asearch, k=k))
+        await rnd.send()
+        return list(found.value)
     if rank.filter.matches_all:
         raise invalid(
             "filter",
@@ -189,8 +197,9 @@ async def _rank(
         )
     check_complete_read(rank.filter, "filter", filter)
     stats.plan = "filtered"
-    hop.queries["filter"] = 1
-    hits = await rank.afiltered(limit=DEFAULT_MAX_SIZE + 1)
+    read = rnd.add("filter", functools.partial(rank.afiltered, limit=DEFAULT_MAX_SIZE + 1))
+    await rnd.send()
+    hits = read.value
     if len(hits) > DEFAULT_MAX_SIZE:
         raise invalid(
             "filter",

@@ -9,7 +9,8 @@ from hoprag.filters import FilterPlan
 
 _SHOWN = ("search", "get", "adjacent")
 """Query kinds with their own column in `explain()`; others (a scope's `match` and `filter`
-reads) are listed after the hop's figures."""
+reads) are listed after the hop's figures, with the sequential rounds of a hop that waited
+for more than one (`rounds=3`: a traversal's start inside a 2-hop scope)."""
 
 
 @dataclass(slots=True)
@@ -22,8 +23,13 @@ class HopStats:
     documents handed to it, or, for a strategy that bounds them itself like `Beam`, the ones it
     kept); `dropped` the rows that did not become candidates (already discovered, duplicates,
     beyond `adjacent_k`, cut by the strategy's bound); `kept` the nodes admitted right after
-    this hop; `seconds` the wall time of the hop; `notes` strategy-specific counts (`Beam`:
-    `beam`, `pruned_nodes`, `pruned_edges`, `capped_edges`)."""
+    this hop; `seconds` the wall time of the hop; `rounds` the sequential rounds of store
+    queries the hop waited for (1 when it sent any query, 0 when it sent none; hop 0 of a
+    traversal that starts from a scope waits for the scope's rounds, whose queries its
+    `queries` count by kind and whose rows its note `scope_rows` counts); `notes`
+    strategy-specific counts (`Beam`: `beam`, `pruned_nodes`, `pruned_edges`,
+    `capped_edges`). Every figure of `queries` and `rounds` is set by the round that sent
+    the queries (`hoprag.rounds.Round`)."""
 
     depth: int
     edges: int = 0
@@ -34,6 +40,7 @@ class HopStats:
     dropped: int = 0
     kept: int = 0
     seconds: float = 0.0
+    rounds: int = 0
     notes: dict[str, int] = field(default_factory=dict)
 
 
@@ -87,10 +94,11 @@ class TraversalStats:
 
     @property
     def rounds(self) -> int:
-        """Sequential rounds of store queries: the hop records that sent at least one query (a
-        round's queries are all in flight together; a hop answered wholly by results fetched
-        ahead waits for nothing)."""
-        return sum(1 for h in self.hops if any(h.queries.values()))
+        """Sequential rounds of store queries: the sum of the hops' `rounds` (a round's queries
+        are all in flight together, so a hop that sent any waits for one round, or for the
+        rounds of a scope it started from; a hop answered wholly by results fetched ahead
+        waits for none)."""
+        return sum(h.rounds for h in self.hops)
 
     @property
     def total_queries(self) -> int:
@@ -117,7 +125,8 @@ class TraversalStats:
         results a speculative query fetched earlier (`prefetched_rows`), plus every
         speculative query's rows (`speculative_rows`, used or not); with a candidate pool,
         plus the pool's rows (`pool_rows`), counting the rows of the edges it answered as the
-        rows read by id for them (`pooled_get_rows`, each once) rather than as `pooled_rows`."""
+        rows read by id for them (`pooled_get_rows`, each once) rather than as `pooled_rows`;
+        plus the rows a scope read for a traversal's start (`scope_rows`)."""
         notes = [h.notes for h in self.hops]
 
         def total(name: str) -> int:
@@ -125,7 +134,7 @@ class TraversalStats:
 
         speculative = total("speculative_rows") - total("prefetched_rows")
         pooled = total("pool_rows") + total("pooled_get_rows") - total("pooled_rows")
-        return self.total_rows + speculative + pooled
+        return self.total_rows + speculative + pooled + total("scope_rows")
 
     @property
     def store_queries(self) -> int:
@@ -167,6 +176,8 @@ class TraversalStats:
         for h in self.hops:
             q = h.queries
             other = [(k, v) for k, v in q.items() if k not in _SHOWN and v]
+            if h.rounds > 1:
+                other.append(("rounds", h.rounds))
             lines.append(
                 f"{h.depth:>3} {h.edges:>6} {q.get('search', 0):>7} {q.get('get', 0):>3} "
                 f"{q.get('adjacent', 0):>8} {h.rows:>5} {h.candidates:>5} {h.kept:>5} "

@@ -2,12 +2,15 @@
 concurrently, turns hits into nodes with depth and path, and streams what the strategy admits.
 
 `astream` is the implementation; `atraverse` collects it and `traverse` runs `atraverse` on an
-event loop (`hoprag.sync.run_sync`). A run prepares its query once (`Store.aprepare`), and
-each hop reads top to bottom: the new edges of the chosen nodes (`_new_edges`), what to ask
-(`_plan`), asking it (`_ask`, one round: `hoprag.rounds`), merging and ranking (`_merge`),
-and new nodes with their shortest paths (`_to_nodes`). Which edges were followed from where,
-and which of them a new node is credited to, is the run's `hoprag.frontier.Frontier`, shared
-with the scope expansion."""
+event loop (`hoprag.sync.run_sync`). A run prepares its query once (`Store.aprepare`). Every
+hop is one `hoprag.rounds.Round` (`_Run._hop`: its queries, wall time and trace span). Hop 0
+asks its start sources (`hoprag.rounds.StartSource`: the vector search `VectorStart`, or
+what a caller's `scope` gives, the initial roots `RootStart`, the lexical search
+`LexicalStart`), all in one round. Each later hop reads top to bottom: the new edges of the
+chosen nodes (`_new_edges`), what to ask (`_plan`), asking it (`_ask`), merging and ranking
+(`_merge`), and new nodes with their shortest paths (`_to_nodes`). Which edges were followed
+from where, and which of them a new node is credited to, is the run's
+`hoprag.frontier.Frontier`, shared with the scope expansion."""
 
 from __future__ import annotations
 
@@ -38,9 +41,7 @@ from hoprag.embeddings.base import aembed_query_vector
 from hoprag.errors import TraversalTimeoutError, invalid
 from hoprag.filters import Filter
 from hoprag.frontier import Frontier, split_edges
-from hoprag.rounds import gather, open_round, read_edges
-from hoprag.scope_ranking import scope_start_hits
-from hoprag.scopes import Scope
+from hoprag.rounds import EdgeReads, Round, Slot, StartSource, StartSources
 from hoprag.speculation import Speculation, check_speculation, plan_for
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
@@ -90,6 +91,57 @@ class TraversalStream:
         await self.aclose()
 
 
+class VectorStart:
+    """The start search (`StartSource`): the `k` documents most similar to the run's query
+    (`PreparedQuery.astart`; with `adjacent_k` > 0 the store may read ahead for the metadata
+    edges of its hits), one `search` query."""
+
+    def __init__(self, query: PreparedQuery, k: int, adjacent_k: int) -> None:
+        self.query = query
+        self.k = k
+        self.adjacent_k = adjacent_k
+
+    def read(self, rnd: Round) -> Slot[Sequence[Hit]]:
+        """Add the search to `rnd`."""
+        call = functools.partial(self.query.astart, k=self.k, adjacent_k=self.adjacent_k)
+        return rnd.add("search", call)
+
+
+class RootStart:
+    """The initial roots (`StartSource`): the documents with `ids` that pass the run's filter,
+    one `get` query."""
+
+    def __init__(self, query: PreparedQuery, ids: Sequence[str]) -> None:
+        self.query = query
+        self.ids = list(ids)
+
+    def read(self, rnd: Round) -> Slot[Sequence[Hit]]:
+        """Add the read by id to `rnd`."""
+        return rnd.add("get", functools.partial(self.query.aget, self.ids))
+
+
+class LexicalStart:
+    """The lexical starts (`StartSource`): the best `k` hits of one BM25 search of `text`
+    (`PreparedQuery.alexical`, one `lexical` query asking `depth` hits); the BM25 scores of
+    all `depth` are kept in `scores` for the other starts."""
+
+    def __init__(self, query: PreparedQuery, text: str, k: int, depth: int) -> None:
+        self.query = query
+        self.text = text
+        self.k = k
+        self.depth = depth
+        self.scores: dict[str, float] = {}
+
+    def read(self, rnd: Round) -> Slot[Sequence[Hit]]:
+        """Add the lexical search to `rnd`."""
+        return rnd.add("lexical", self._hits)
+
+    async def _hits(self) -> Sequence[Hit]:
+        hits = list(await self.query.alexical(self.text, k=self.depth))
+        self.scores = {h.id: float(h.lexical) for h in hits}
+        return hits[: self.k]
+
+
 class _Ask:
     """What one hop asks the store: the metadata and id edges to query (the hop's own, then
     the speculative ones) and the results already at hand from an earlier hop's prefetch."""
@@ -122,11 +174,9 @@ class _Run:
         stats: TraversalStats,
         speculation: int | str,
         query_text: str | None = None,
+        first: StartSource | None = None,
     ) -> None:
         self.query = query
-        self.query_text = query_text
-        self.lexical_scores: dict[str, float] = {}
-        """BM25 scores of the lexical search's first hits (with `lexical_k`)."""
         self.edge_fn = edge_fn
         self.state = state
         self.strategy = strategy
@@ -134,20 +184,24 @@ class _Run:
         self.discovered: set[str] = set()
         self.trace_parent: Any = None
         """The run's retrieval span, parent of its hop spans (None: tracing is off)."""
-        self.hop_span: Any = None
-        """The running hop's span, until `_close_hop` ends it."""
+        self.root_ids: list[str] = []
         self.frontier = Frontier(edge_fn)
         self.followed = self.frontier.followed
         # Edges asked ahead and their results, kept until those edges are really followed.
         self.speculation = Speculation(plan_for(speculation, None), stats.speculation)
         self._speculation_arg = speculation
         self._edges_of = self.frontier.edges_of
-        # The start search (`k=`): the prepared query's, or the best of a scope's members.
+        # The start search: the caller's (a scope's best members), or the prepared query's.
         # With metadata edges to read, the store may read ahead for them (`PreparedQuery.astart`).
-        ahead = strategy.adjacent_k if _reads_metadata_edges(edge_fn) else 0
-        self.start_search: Callable[..., Awaitable[list[Hit]]] = functools.partial(
-            query.astart, adjacent_k=ahead
-        )
+        if first is None and strategy.start_k > 0:
+            ahead = strategy.adjacent_k if _reads_metadata_edges(edge_fn) else 0
+            first = VectorStart(query, strategy.start_k, ahead)
+        self.first = first
+        self.lexical: LexicalStart | None = None
+        if strategy.lexical_k > 0:
+            assert query_text is not None  # checked with the arguments
+            depth = max(strategy.lexical_k, LEXICAL_SCORE_DEPTH)
+            self.lexical = LexicalStart(query, query_text, strategy.lexical_k, depth)
 
     def _node(self, hit: Hit, path: Path, edges: Edges) -> Node:
         doc: Document = hit.document
@@ -165,54 +219,43 @@ class _Run:
 
     # -- hop 0 ------------------------------------------------------------------------------
 
-    async def _start_hits(self, hop: HopStats, root_ids: Sequence[str]) -> list[Hit]:
-        """The start search's hits followed by the initial roots', both asked at once."""
-        calls: list[Callable[[], Awaitable[Sequence[Hit]]]] = []
-        if self.strategy.start_k > 0:
-            hop.queries["search"] += 1
-            calls.append(functools.partial(self.start_search, k=self.strategy.start_k))
-        if root_ids:
-            hop.queries["get"] += 1
-            calls.append(functools.partial(self.query.aget, root_ids))
+    async def _start_hits(self, rnd: Round) -> list[Hit]:
+        """The start sources' hits, all asked in round `rnd`: the start search's (or the
+        caller's first source's), then the initial roots', then the lexical search's."""
+        sources: list[StartSource] = [] if self.first is None else [self.first]
+        if self.root_ids:
+            sources.append(RootStart(self.query, self.root_ids))
+        slots = [source.read(rnd) for source in sources]
         if self._speculation_arg == "auto":
-            calls.append(self._measure_link)
-        if self.strategy.lexical_k > 0:
-            hop.queries["lexical"] = hop.queries.get("lexical", 0) + 1
-            assert self.query_text is not None  # checked with the arguments
-            depth = max(self.strategy.lexical_k, LEXICAL_SCORE_DEPTH)
-            calls.append(functools.partial(self._lexical_starts, self.query_text, depth))
-        hits = [hit for hits in await gather(calls) for hit in hits]
+            rnd.beside(self._measure_link)
+        if self.lexical is not None:
+            slots.append(self.lexical.read(rnd))
+        await rnd.send()
         self.state.look_ahead_factor = self.speculation.plan.width
-        return hits
+        return [hit for slot in slots for hit in slot.value]
 
-    async def _lexical_starts(self, text: str, depth: int) -> Sequence[Hit]:
-        """The lexical search's best `lexical_k` hits; the BM25 scores of its first `depth`
-        are kept for the other starts (`start`)."""
-        hits = list(await self.query.alexical(text, k=depth))
-        self.lexical_scores = {h.id: float(h.lexical) for h in hits}
-        return hits[: self.strategy.lexical_k]
-
-    async def _measure_link(self) -> list[Hit]:
+    async def _measure_link(self) -> None:
         """Plan `speculation="auto"` from the store's round trip (in flight with the start
-        search, so it costs no round of its own); no hits."""
+        search, so it costs no round of its own)."""
         rtt = await self.query.around_trip()
         self.speculation = Speculation(plan_for("auto", rtt), self.stats.speculation)
-        return []
 
-    async def start(self, hop: HopStats, root_ids: Sequence[str]) -> list[Node]:
+    async def start(self, rnd: Round) -> list[Node]:
         """The start nodes (depth 0): vector search hits, then initial roots, then lexical
         hits, each once; every start among the lexical search's first `LEXICAL_SCORE_DEPTH`
         hits carries its BM25 score (`extra_metadata["_lexical_score"]`)."""
         nodes: dict[str, Node] = {}
-        for hit in await self._start_hits(hop, root_ids):
+        hop = rnd.hop
+        for hit in await self._start_hits(rnd):
             hop.rows += 1
             node = nodes.get(hit.id)
             if node is None and hit.id not in self.discovered:
                 doc = hit.document
                 self.discovered.add(doc.id)
                 node = nodes[doc.id] = self._node(hit, Path((doc.id,)), self._edges_of(doc))
+        scores = {} if self.lexical is None else self.lexical.scores
         for node in nodes.values():
-            score = self.lexical_scores.get(node.id)
+            score = scores.get(node.id)
             if score is not None:
                 node.extra_metadata["_lexical_score"] = score
         return list(nodes.values())
@@ -249,17 +292,18 @@ class _Run:
         meta, ids = split_edges([*todo, *speculative])
         return _Ask(cached, meta, ids, speculative)
 
-    async def _ask(self, ask: _Ask, hop: HopStats) -> dict[Edge, list[Hit]]:
-        """Every edge's targets: those fetched ahead, and the rest read in this round."""
-        read = await read_edges(
-            hop,
+    async def _ask(self, ask: _Ask, rnd: Round) -> dict[Edge, list[Hit]]:
+        """Every edge's targets: those fetched ahead, and the rest read in round `rnd`."""
+        reads = EdgeReads(
+            rnd,
             ask.meta,
             ask.ids,
             kind="adjacent",
             read_meta=functools.partial(self.query.aadjacent_many, k=self.strategy.adjacent_k),
             get=self.query.aget,
         )
-        return {**ask.cached, **read}
+        await rnd.send()
+        return {**ask.cached, **reads.results()}
 
     def _keep_speculative(self, ask: _Ask, results: dict[Edge, list[Hit]], hop: HopStats) -> None:
         """Store the speculative edges' results for later hops, remember the hits in hand,
@@ -297,15 +341,15 @@ class _Run:
         limit = self.state.hop_limit
         return ranked if limit is None else ranked[:limit]
 
-    async def _fetch(self, edges: list[Edge], hop: HopStats) -> list[tuple[Hit, list[Edge]]]:
+    async def _fetch(self, edges: list[Edge], rnd: Round) -> list[tuple[Hit, list[Edge]]]:
         """The targets of the hop's `edges`, merged and ranked. A prefetched result is exactly
         what the query would return now, so results never depend on the guesses."""
         if self.strategy.adjacent_k <= 0:
             return []
         ask = self._plan(edges)
-        results = await self._ask(ask, hop)
-        self._keep_speculative(ask, results, hop)
-        return self._merge(edges, results, hop)
+        results = await self._ask(ask, rnd)
+        self._keep_speculative(ask, results, rnd.hop)
+        return self._merge(edges, results, rnd.hop)
 
     def _to_nodes(self, entries: list[tuple[Hit, list[Edge]]]) -> list[Node]:
         """New nodes for the entries not discovered before, each with its shortest path."""
@@ -323,7 +367,7 @@ class _Run:
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _close_hop(self, hop: HopStats, nodes: list[Node], emitted: int, t_hop: float) -> None:
+    def _close_hop(self, hop: HopStats, nodes: list[Node], emitted: int) -> None:
         """Hand the hop's new nodes to the strategy and record the hop's figures."""
         self.state.iterate(nodes)
         bounded = self.state.hop_candidates
@@ -333,30 +377,38 @@ class _Run:
         for name, count in self.query.take_notes().items():
             hop.notes[name] = hop.notes.get(name, 0) + count
         hop.kept = len(self.state.tracker.selected) - emitted
-        hop.seconds = time.perf_counter() - t_hop
-        if self.hop_span is not None:
-            telemetry.end_hop(self.hop_span, hop)
-            self.hop_span = None
 
-    async def _next_hop(self) -> list[Node]:
+    async def _next_hop(self, rnd: Round) -> list[Node]:
         """Expand the nodes the strategy chose: their new edges' targets as new nodes."""
         sources = self.state.tracker.pop_to_traverse()
-        hop = open_round(self.stats)
+        hop = rnd.hop
         hop.traversed = len(sources)
         edges = self._new_edges(sources)
         hop.edges = len(edges)
-        return self._to_nodes(await self._fetch(edges, hop)) if edges else []
+        return self._to_nodes(await self._fetch(edges, rnd)) if edges else []
+
+    async def _hop(
+        self, deadline: _Deadline, emitted: int, fn: Callable[[Round], Awaitable[list[Node]]]
+    ) -> list[Node]:
+        """One hop as one round (`hoprag.rounds.Round`, its wall time and trace span, a child
+        of the run's retrieval span): `deadline.step(fn, rnd)`, then its new nodes handed to
+        the strategy and its figures recorded (`_close_hop`)."""
+        rnd = Round.open(self.stats)
+        with rnd.timed(self.trace_parent, _shown):
+            nodes = await deadline.step(fn, rnd)
+            self._close_hop(rnd.hop, nodes, emitted)
+        return nodes
 
     async def run(self, root_ids: Sequence[str], deadline: _Deadline) -> AsyncGenerator[Node, None]:
         """Hop by hop until the strategy is done, yielding each node as it is admitted; each
         hop's queries are cancelled when `deadline` passes."""
-        t0 = t_hop = time.perf_counter()
+        t0 = time.perf_counter()
+        self.root_ids = list(root_ids)
         tracker = self.state.tracker
         emitted = 0
-        hop0 = open_round(self.stats)
-        nodes = await self._step(deadline, hop0.depth, self.start, hop0, root_ids)
+        step = self.start
         while True:
-            self._close_hop(self.stats.hops[-1], nodes, emitted, t_hop)
+            await self._hop(deadline, emitted, step)
             self.stats.seconds = time.perf_counter() - t0
             while emitted < len(tracker.selected):
                 if self.stats.first_node_seconds is None:
@@ -365,26 +417,13 @@ class _Run:
                 yield tracker.selected[emitted - 1]
             if tracker.done:
                 break
-            t_hop = time.perf_counter()
-            nodes = await self._step(deadline, len(self.stats.hops), self._next_hop)
+            step = self._next_hop
         self.stats.seconds = time.perf_counter() - t0
 
-    async def _step(
-        self, deadline: _Deadline, depth: int, fn: Callable[..., Awaitable[T]], *args: Any
-    ) -> T:
-        """One hop's `deadline.step(fn, *args)` inside its trace span (`hoprag.telemetry`),
-        which `_close_hop` ends with the hop's figures, or this with the hop's error."""
-        span = self.hop_span = telemetry.start_hop(self.trace_parent, depth)
-        if span is None:
-            return await deadline.step(fn, *args)
-        try:
-            with telemetry.attached(span):
-                return await deadline.step(fn, *args)
-        except BaseException as exc:
-            self.hop_span = None
-            shown = TimeoutError("the traversal's timeout") if isinstance(exc, _Expired) else exc
-            telemetry.end_hop(span, self.stats.hops[-1], shown)
-            raise
+
+def _shown(exc: BaseException) -> BaseException:
+    """A hop's error as its trace span shows it (the deadline as a `TimeoutError`)."""
+    return TimeoutError("the traversal's timeout") if isinstance(exc, _Expired) else exc
 
 
 class _Expired(Exception):
@@ -523,7 +562,7 @@ def astream(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     timeout: float | None = None,
     on_timeout: str = "raise",
-    scope: Scope | None = None,
+    scope: StartSources | None = None,
     speculation: int | str = "auto",
 ) -> TraversalStream:
     """Traverse from the documents most similar to `query` (or `query_embedding`) plus
@@ -538,9 +577,12 @@ def astream(
     the store (`Store.aprepare`) when iteration starts, before anything is fetched. Bad input
     raises `InvalidInputError`.
 
-    With `scope` (a `hoprag.Scope`), the start search is the best `start_k` members of the
-    scope that pass `filter` (`hoprag.scope_ranking.scoped_hits`; its rounds are noted on hop 0);
-    the traversal may then leave the scope, and `filter` still applies to every node.
+    With `scope` (a `hoprag.Scope`: anything with a `start_source`, `hoprag.rounds.StartSources`),
+    the start search is the best `start_k` members of the scope that pass `filter`; the
+    traversal may then leave the scope, and `filter` still applies to every node. The scope's
+    rounds run inside hop 0's round: hop 0 counts their queries by kind and waits for their
+    sequential rounds (`HopStats.rounds`), so `stats.rounds` and `stats.total_queries` include
+    them.
 
     `speculation` asks edges ahead, in the same bursts as each hop's own queries, so that
     fewer sequential rounds are waited for over a slow link (`hoprag.speculation`); it never
@@ -553,7 +595,7 @@ def astream(
     256). `stats.speculation` counts them; `stats.rounds` the rounds waited for."""
     speculation = check_speculation(speculation)
     root_ids = _check_args(query, strategy, initial_root_ids, query_embedding, max_concurrency)
-    if scope is not None and not isinstance(scope, Scope):
+    if scope is not None and not isinstance(scope, StartSources):
         raise invalid("scope", scope, "a hoprag Scope or None")
     deadline = _Deadline(_check_timeout(timeout, on_timeout))
     edge_fn = parse_edges(edges)
@@ -575,6 +617,11 @@ def astream(
                     _prepare, store, query, query_embedding, filter, strategy, max_concurrency
                 )
             stats.filters["filter"] = prepared.filter_plan
+            first = None
+            if scope is not None and strategy.start_k > 0:
+                first = scope.start_source(
+                    store, prepared, stats, k=strategy.start_k, max_concurrency=max_concurrency
+                )
             run = _Run(
                 query=prepared,
                 edge_fn=edge_fn,
@@ -583,12 +630,9 @@ def astream(
                 stats=stats,
                 speculation=speculation,
                 query_text=query,
+                first=first,
             )
             run.trace_parent = trace.span
-            if scope is not None:
-                run.start_search = functools.partial(
-                    scope_start_hits, store, scope, prepared, stats, max_concurrency
-                )
             agen = run.run(root_ids, deadline)
             try:
                 async for node in agen:
@@ -621,7 +665,7 @@ async def atraverse(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     timeout: float | None = None,  # noqa: ASYNC109 (a deadline with a partial mode)
     on_timeout: str = "raise",
-    scope: Scope | None = None,
+    scope: StartSources | None = None,
     speculation: int | str = "auto",
 ) -> TraversalResult:
     """Run a traversal to the end and return the admitted nodes in the strategy's final order
@@ -657,7 +701,7 @@ def traverse(
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
     timeout: float | None = None,
     on_timeout: str = "raise",
-    scope: Scope | None = None,
+    scope: StartSources | None = None,
     speculation: int | str = "auto",
 ) -> TraversalResult:
     """Synchronous `atraverse` (`hoprag.sync.run_sync`: works inside and outside a running

@@ -1,6 +1,7 @@
 """Scopes on a real Cassandra 5.0 node over the whole films dataset (17,472 films, loaded once
 for the module with HashEmbedding into its own keyspace): the SQL answer of the films question,
-both ranking plans, round counts, complete (paged) reads and the run's concurrency bound."""
+both ranking plans, round counts (of a search and of a traversal started in a scope), complete
+(paged) reads and the run's concurrency bound."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from films_sql import films_by_country_genre_before_with_metacritic, films_sharing_a_director_with
-from hoprag import Scope, ScopeTooLargeError, asearch
+from hoprag import Eager, Scope, ScopeTooLargeError, asearch, atraverse
 from hoprag.datasets.films import load_films, movies_db_path
 from hoprag.edges import MetadataEdge
 from hoprag.embeddings.hash import HashEmbedding
@@ -262,6 +263,51 @@ async def test_sequential_rounds_counted_from_the_calls_match_the_stats(
     assert log.rounds() == res.stats.rounds == rounds[plan]
     plain = await asearch("war", store=films, k=10, scope=scope, filter=flt, plan=plan)
     assert [n.id for n in res] == [n.id for n in plain] and len(res) > 0
+
+
+def _sent(queries: dict[str, int]) -> dict[str, int]:
+    return {kind: n for kind, n in queries.items() if n}
+
+
+async def _directors(films: CassandraStore, ids: set[str]) -> set[str]:
+    return {d for h in await films.aget(sorted(ids)) for d in h.document.metadata["director"]}
+
+
+async def test_a_scoped_traversal_counts_the_scopes_rounds_and_queries(
+    films: CassandraStore, streep_sql: tuple[set[str], set[str]]
+) -> None:
+    """A traversal started in a 2-hop scope (#50 part 17): hop 0 waits for the scope's 3
+    rounds (the anchors; their directors; the new directors of hop 1's films, read by the
+    expansion and again by the ranking, with one get of the earlier members) and counts their
+    queries; hop 1 reads the starts' directors in one round. The rounds counted from the calls
+    sent agree with the stats."""
+    anchors, shared = streep_sql
+    first = await _directors(films, anchors)
+    last = await _directors(films, shared) - first
+    assert first and last  # both hops of the scope read something
+    log = _CallLog()
+    logged: Any = _LoggedStore(films, log)
+    strategy = Eager(select_k=10, start_k=5, adjacent_k=5, max_depth=1)
+    res = await atraverse(
+        "war",
+        store=logged,
+        edges=[("director", "director")],
+        strategy=strategy,
+        scope=STREEP_2,
+        speculation="off",
+    )
+    stats = res.stats
+    hop0, hop1 = stats.hops
+    scope_queries = 1 + len(first) + 2 * len(last) + 1
+    assert _sent(hop0.queries) == {"filter": 1, "match": len(first) + 2 * len(last), "get": 1}
+    assert hop0.rounds == 3 and hop0.notes["scope_size"] > len(anchors | shared)
+    starts = [n for n in res if n.depth == 0]
+    searched = await asearch("war", store=films, k=5, scope=STREEP_2)  # the same best members
+    assert {n.id for n in starts} == {n.id for n in searched} and searched.stats.rounds == 3
+    followed = {d for n in starts for d in n.metadata.get("director", [])}
+    assert _sent(hop1.queries) == {"adjacent": len(followed)} and hop1.rounds == 1
+    assert stats.rounds == log.rounds() == 3 + 1
+    assert stats.total_queries == scope_queries + len(followed)
 
 
 ITALIAN_DRAMAS = {

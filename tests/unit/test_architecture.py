@@ -83,10 +83,33 @@ def test_the_import_check_sees_function_local_imports(tmp_path: Path) -> None:
 
 
 def test_the_engine_sits_below_search() -> None:
-    """The traversal calls a scope as a start source (`hoprag.scope_ranking`); the search
-    feature is built on the engine, not under it."""
+    """The traversal calls a scope through the start-source protocol (`hoprag.rounds`); the
+    search feature is built on the engine, not under it."""
     assert "hoprag.search" not in _imported(SRC / "traversal.py")
     assert "hoprag.traversal" not in _imported(SRC / "scope_ranking.py")
+
+
+ENGINE = ("traversal.py", "rounds.py", "frontier.py", "speculation.py", "stats.py")
+"""The traversal engine: its hops, rounds, frontier, look-ahead and statistics."""
+SCOPE_MODULES = ("hoprag.scopes", "hoprag.scope_ranking", "hoprag.scope_expansion")
+
+
+def _scope_imports(path: Path) -> list[str]:
+    return sorted(
+        n for n in _imported(path) if any(n == m or n.startswith(f"{m}.") for m in SCOPE_MODULES)
+    )
+
+
+def test_the_engine_imports_no_scope_module() -> None:
+    """A scope is one start source among others (`hoprag.rounds.StartSource`): the engine
+    calls the protocol and knows nothing of scopes (#51)."""
+    assert {m: _scope_imports(SRC / m) for m in ENGINE} == {m: [] for m in ENGINE}
+
+
+def test_the_scope_import_check_sees_an_engine_module_importing_a_scope(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from hoprag.scope_ranking import ScopeStart\n")
+    assert _scope_imports(module) == ["hoprag.scope_ranking", "hoprag.scope_ranking.ScopeStart"]
 
 
 @pytest.mark.parametrize("client", ["traversal.py", "scope_expansion.py", "scope_ranking.py"])
