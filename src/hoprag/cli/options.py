@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hoprag.cli.common import CliError, clip
 from hoprag.errors import InvalidInputError
+from hoprag.recipes import recipe
 from hoprag.strategies import STRATEGIES, Strategy, strategy_by_name
 from hoprag.validation import check_field
 
@@ -121,8 +123,39 @@ def filter_arg(items: Sequence[str]) -> tuple[dict[str, Any], CompiledFilter] | 
 _STRATEGY_OPTIONS = (
     ("lambda_mult", "--lambda-mult", "mmr"),
     ("beam_width", "--beam-width", "beam"),
+    ("decay", "--decay", "beam"),
+    ("lexical_weight", "--lexical-weight", "beam"),
+    ("edge_weight", "--edge-weight", "beam"),
     ("score_field", "--score-field", "scored"),
 )
+
+
+def strategy_name(args: argparse.Namespace) -> str:
+    """The strategy asked for: --strategy, else beam with --recipe (a recipe is a beam), else
+    eager; another strategy with --recipe is refused."""
+    recipe = getattr(args, "recipe", None)
+    chosen = args.strategy or ("beam" if recipe else "eager")
+    if recipe and chosen != "beam":
+        raise CliError(f"--recipe {recipe} is a beam traversal; --strategy {chosen} "
+                       "cannot run it (drop --strategy)", 2)  # fmt: skip
+    return chosen
+
+
+def parse_edge_weights(items: Sequence[str] | None) -> dict[str, float] | None:
+    """`--edge-weight FIELD=W` items as {field: weight}, or None when none is given."""
+    if not items:
+        return None
+    out: dict[str, float] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        try:
+            weight = float(raw)
+        except ValueError:
+            weight = math.nan
+        if not sep or not name or not math.isfinite(weight):
+            raise CliError(f"--edge-weight {item!r}: expected FIELD=W with W a number", 2)
+        out[name] = weight
+    return out
 
 
 def check_strategy_options(args: argparse.Namespace) -> None:
@@ -148,6 +181,7 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
     """The strategy named by --strategy with the parameters given on the command line
     (`hoprag.strategies.strategy_by_name`). An option of another strategy (e.g. --lambda-mult
     with beam) is refused, not ignored."""
+    args.strategy = strategy_name(args)
     check_strategy_options(args)
     params: dict[str, Any] = {
         k: v
@@ -159,6 +193,9 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
             "lambda_mult": args.lambda_mult,
             "beam_width": args.beam_width,
             "lexical_k": getattr(args, "lexical_k", None),
+            "decay": getattr(args, "decay", None),
+            "lexical_weight": getattr(args, "lexical_weight", None),
+            "edge_weights": parse_edge_weights(getattr(args, "edge_weight", None)),
         }.items()
         if v is not None
     }
@@ -167,6 +204,8 @@ def make_strategy(args: argparse.Namespace) -> Strategy:
     if args.strategy not in STRATEGIES:
         raise CliError(f"unknown --strategy {args.strategy!r}; use {', '.join(STRATEGIES)}", 2)
     try:
+        if getattr(args, "recipe", None):
+            return recipe(args.recipe).strategy(**params)
         return strategy_by_name(args.strategy, score_field=args.score_field, **params)
     except ValueError as exc:
         raise CliError(f"bad {args.strategy} parameters: {exc}", 2) from exc

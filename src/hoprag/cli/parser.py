@@ -16,6 +16,7 @@ from hoprag.cli.options import add_access_filter_argument
 from hoprag.cli.query import cmd_query
 from hoprag.cli.stats import cmd_stats
 from hoprag.cli.version import VersionAction
+from hoprag.recipes import RECIPES
 
 if TYPE_CHECKING:
     pass
@@ -39,12 +40,21 @@ beam: path search expanding the --beam-width best paths per hop."""
 def _add_query_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument("text")
     q.add_argument("--table", required=True)
-    q.add_argument("--edges", required=True, help="FROM:TO pairs, e.g. keywords:keywords,links:$id")
+    q.add_argument(
+        "--edges",
+        help="FROM:TO pairs, e.g. keywords:keywords,links:$id (required unless --recipe)",
+    )
+    q.add_argument(
+        "--recipe",
+        choices=sorted(RECIPES),
+        help="a named traversal: its edges and beam settings (multihop: the multi-hop question "
+        "recipe of docs/quality.md; needs a --lexical table linked with mentions and phrases); "
+        "--edges and the strategy's flags override its settings",
+    )
     q.add_argument(
         "--strategy",
         choices=["eager", "mmr", "scored", "beam"],
-        default="eager",
-        help="how nodes are chosen (default eager); see below",
+        help="how nodes are chosen (default eager, beam with --recipe); see below",
     )
     q.add_argument("--select-k", type=int, help="how many nodes to return")
     q.add_argument("--start-k", type=int, help="start nodes from the vector search")
@@ -57,6 +67,22 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
     )
     q.add_argument("--lambda-mult", type=float, help="mmr only: 1 = relevance, 0 = diversity")
     q.add_argument("--beam-width", type=int, help="beam only: paths expanded per hop")
+    q.add_argument(
+        "--decay",
+        type=float,
+        help="beam only: the weight of a path's parent relevance in a new node's score (0..1)",
+    )
+    q.add_argument(
+        "--lexical-weight",
+        type=float,
+        help="beam only: how much a start's BM25 score adds to its relevance",
+    )
+    q.add_argument(
+        "--edge-weight",
+        action="append",
+        metavar="FIELD=W",
+        help="beam only: weight a step along edges of FIELD by W, repeatable",
+    )
     q.add_argument(
         "--score-field",
         help="scored only: a numeric metadata field to rank by (highest first; documents "

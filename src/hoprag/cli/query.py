@@ -176,6 +176,18 @@ def write_query_html(args: argparse.Namespace, nodes: list[Node], stats: Any) ->
     print(f"wrote {safe(str(path))} ({len(nodes)} nodes)", file=sys.stderr)
 
 
+def _edges_asked(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """--edges, else the edges of --recipe; CliError when neither is given."""
+    from hoprag.cli.common import CliError
+    from hoprag.recipes import recipe
+
+    if args.edges is not None:
+        return parse_edges_arg(args.edges)
+    if getattr(args, "recipe", None):
+        return list(recipe(args.recipe).edges)
+    raise CliError("hoprag query needs --edges FROM:TO,... (or --recipe NAME)", 2)
+
+
 def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     """Check every argument of `hoprag query` that needs no node (names, edges, filter,
     roots, strategy and its options, output flags): the edge function, filter and strategy."""
@@ -186,7 +198,7 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
 
     args.keyspace = check_name(args.keyspace, what="keyspace")
     args.table = check_name(args.table, what="table")
-    edges = parse_edges(parse_edges_arg(args.edges))
+    edges = parse_edges(_edges_asked(args))
     parsed = filter_arg(args.filter)
     flt = None if parsed is None else parsed[1]  # compiled: checked once
     if args.root is not None:

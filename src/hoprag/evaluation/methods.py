@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Document
+from hoprag.recipes import MULTIHOP
 from hoprag.text import LinkReport, link_documents, link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
-EDGES = [("mentions", "$id"), ("$id", "mentions"), ("phrases", "phrases")]
+EDGES = list(MULTIHOP.edges)
 METHODS = ("vector", "lexical", "hybrid", "recommended")
 
 Method = Callable[[str, Sequence[float], int], Awaitable[list[str]]]
@@ -59,17 +60,9 @@ def fuse(rankings: Sequence[Sequence[str]], k: int) -> list[str]:
 
 
 def recommended_strategy(k: int) -> Any:
-    """The recipe's traversal: Beam of depth 1 from the 3 best vector matches and the 2 best
-    BM25 matches (a start's relevance is its similarity plus 0.3 times its BM25 score over the
-    best start's), each start adding its 3 best neighbours, a neighbour scored half its own
-    similarity and half its parent's relevance, a step back along a mention (to a document
-    that mentions the parent) weighted 0.8 and one to a passage sharing a rare phrase 0.7; the
-    `k` best of starts and neighbours, best first."""
-    from hoprag import Beam
-
-    return Beam(select_k=k, start_k=3, lexical_k=2, adjacent_k=3, max_depth=1, beam_width=5,
-                decay=0.5, lexical_weight=0.3,
-                edge_weights={"mentions": 0.8, "phrases": 0.7})  # fmt: skip
+    """The multi-hop recipe's traversal (`hoprag.recipes.MULTIHOP`) returning its `k` best of
+    starts and neighbours, best first."""
+    return MULTIHOP.strategy(select_k=k)
 
 
 @dataclass

@@ -1,0 +1,67 @@
+"""Recipes: a traversal's edges and strategy settings under one name, defined once for the
+library, `hoprag query --recipe` and `hoprag eval`.
+
+`multihop` is the multi-hop question recipe that docs/quality.md measures (`hoprag eval`'s
+`recommended` method): Beam of depth 1 from the 3 best vector matches and the 2 best BM25
+matches (a start's relevance is its similarity plus 0.3 times its BM25 score over the best
+start's), each start adding its 3 best neighbours, a neighbour scored half its own similarity
+and half its parent's relevance, a step back along a mention (to a document that mentions the
+parent) weighted 0.8 and one to a passage sharing a rare phrase 0.7. Its edges are those the
+text gives (`hoprag.text`: `mentions` of other documents' titles, `phrases` shared by a few),
+so its store needs a lexical index and documents linked with `mentions` and `phrases`
+(`hoprag link --phrases phrases`, `hoprag load --lexical`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hoprag.errors import invalid
+from hoprag.strategies import Beam
+from hoprag.strategies.base import Strategy
+
+__all__ = ["MULTIHOP", "RECIPES", "Recipe", "recipe"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A named traversal: its edges and its Beam settings (`strategy` makes the strategy,
+    with any setting overridden)."""
+
+    name: str
+    edges: tuple[tuple[str, str], ...]
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def strategy(self, **overrides: Any) -> Strategy:
+        """The recipe's Beam, with `overrides` (None values ignored) replacing its settings;
+        a bad setting is an `InvalidInputError` naming it."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return Beam(**{**self.settings, **given})
+
+
+MULTIHOP = Recipe(
+    "multihop",
+    edges=(("mentions", "$id"), ("$id", "mentions"), ("phrases", "phrases")),
+    settings={
+        "select_k": 5,
+        "start_k": 3,
+        "lexical_k": 2,
+        "adjacent_k": 3,
+        "max_depth": 1,
+        "beam_width": 5,
+        "decay": 0.5,
+        "lexical_weight": 0.3,
+        "edge_weights": {"mentions": 0.8, "phrases": 0.7},
+    },
+)
+RECIPES: Mapping[str, Recipe] = {MULTIHOP.name: MULTIHOP}
+"""Every recipe by name."""
+
+
+def recipe(name: Any) -> Recipe:
+    """The recipe called `name`, or `InvalidInputError` naming the recipes there are."""
+    found = RECIPES.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise invalid("recipe", name, f"one of {', '.join(map(repr, RECIPES))}")
+    return found

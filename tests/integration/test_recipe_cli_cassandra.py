@@ -1,0 +1,120 @@
+"""The multi-hop recipe from the command line, as a user runs it against the node: `hoprag
+link` on a JSONL file (mentions and phrases), `hoprag load --lexical`, then `hoprag query
+--recipe multihop` returns the ids (and order) the Python recipe (`hoprag.recipes.MULTIHOP`)
+returns on the same table, with and without the Beam flags overriding its settings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from hoprag import atraverse
+from hoprag.embeddings import HashEmbedding
+from hoprag.recipes import MULTIHOP
+from hoprag.stores.cassandra.store import CassandraStore
+
+PLACES = ["Rottnest Island", "Perth", "Fremantle", "Swan River", "Kings Park", "Cottesloe"]
+
+
+def _records() -> list[dict[str, Any]]:
+    """Thirty pages: six places, each named by a few people's pages; people who share a
+    Capitalised Society name it in their text."""
+    recs = [
+        {"id": f"place{i}", "title": p, "text": f"{p} is a place in Western Australia."}
+        for i, p in enumerate(PLACES)
+    ]
+    for i in range(24):
+        place = PLACES[i % len(PLACES)]
+        society = f"Society Number{i % 8}"
+        text = f"Person {i} was born in {place} and joined the {society}."
+        recs.append({"id": f"person{i}", "title": f"Person {i}", "text": text})
+    return recs
+
+
+def _hoprag(contact: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+    extra = ["--contact-points", contact] if contact else []
+    return subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", *args, *extra],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def linked_table(
+    tmp_path_factory: pytest.TempPathFactory, cassandra_contact_points: str, cassandra_session: Any
+) -> tuple[str, str]:
+    from keyspaces import new_keyspace
+
+    d = tmp_path_factory.mktemp("recipe")
+    raw, linked = d / "pages.jsonl", d / "linked.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in _records()))
+    link = _hoprag(None, "link", "--path", str(raw), "--out", str(linked), "--phrases",
+                   "phrases", "--max-share", "0.5")  # fmt: skip
+    assert link.returncode == 0, link.stderr
+    rows = [json.loads(line) for line in linked.read_text().splitlines()]
+    assert any(r.get("mentions") for r in rows) and any(r.get("phrases") for r in rows)
+    keyspace = new_keyspace(cassandra_session)
+    load = _hoprag(cassandra_contact_points, "load", "jsonl", "--path", str(linked), "--table",
+                   "pages", "--embedding", "hash:32", "--lexical",
+                   "--keyspace", keyspace)  # fmt: skip
+    assert load.returncode == 0, load.stderr
+    return keyspace, "pages"
+
+
+async def _python_ids(session: Any, keyspace: str, question: str, **overrides: Any) -> list[str]:
+    store = CassandraStore(HashEmbedding(32), keyspace=keyspace, table="pages", session=session,
+                           lexical=True)  # fmt: skip
+    nodes = await atraverse(question, store=store, edges=list(MULTIHOP.edges),
+                            strategy=MULTIHOP.strategy(**overrides))  # fmt: skip
+    return [n.id for n in nodes]
+
+
+@pytest.mark.parametrize(
+    ("flags", "overrides"),
+    [
+        ([], {}),
+        (["--select-k", "8", "--decay", "0.2", "--lexical-weight", "0.6", "--edge-weight",
+          "mentions=0.4", "--edge-weight", "phrases=0.9", "--lexical-k", "3"],
+         {"select_k": 8, "decay": 0.2, "lexical_weight": 0.6, "lexical_k": 3,
+          "edge_weights": {"mentions": 0.4, "phrases": 0.9}}),
+    ],
+    ids=["recipe", "recipe-with-flags"],
+)  # fmt: skip
+@pytest.mark.parametrize("question", ["Who was born in Perth?", "Society Number3 members"])
+async def test_query_recipe_multihop_returns_the_python_recipes_ids(
+    linked_table: tuple[str, str],
+    cassandra_contact_points: str,
+    cassandra_session: Any,
+    flags: list[str],
+    overrides: dict[str, Any],
+    question: str,
+) -> None:
+    keyspace, table = linked_table
+    q = _hoprag(cassandra_contact_points, "query", question, "--table", table, "--recipe",
+                "multihop", "--json", "--keyspace", keyspace, *flags)  # fmt: skip
+    assert q.returncode == 0, q.stderr
+    got = [n["id"] for n in json.loads(q.stdout)["nodes"]]
+    want = await _python_ids(cassandra_session, keyspace, question, **overrides)
+    assert got == want and len(got) == overrides.get("select_k", 5)
+    if overrides:  # 8 of at most 6 starts: the graph gave the rest
+        assert any(n["depth"] == 1 for n in json.loads(q.stdout)["nodes"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--recipe", "multihop", "--strategy", "mmr"], "--recipe multihop is a beam traversal"),
+        (["--recipe", "multihop", "--edge-weight", "mentions"], "expected FIELD=W"),
+        (["--recipe", "multihop", "--decay", "2"], "decay"),
+        (["--decay", "0.5", "--edges", "a:b"], "--decay applies to --strategy beam"),
+        ([], "needs --edges"),
+        (["--recipe", "nope"], "invalid choice: 'nope'"),
+    ],
+)
+def test_bad_recipe_flags_exit_2_before_connecting(flags: list[str], says: str) -> None:
+    q = _hoprag("127.0.0.1:1", "query", "q", "--table", "pages", *flags)
+    assert q.returncode == 2 and says in q.stderr, q.stderr
