@@ -188,7 +188,7 @@ def _hand_counts(source: str) -> list[int]:
             targets = list(node.targets)
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = node.func.value
             if node.func.attr in ("update", "setdefault", "clear", "pop") and (
                 isinstance(owner, ast.Attribute) and owner.attr == "queries"
@@ -198,7 +198,7 @@ def _hand_counts(source: str) -> list[int]:
             if isinstance(target, ast.Subscript):
                 target = target.value
             if isinstance(target, ast.Attribute) and target.attr in ("queries", "rounds"):
-                lines.append(node.lineno)
+                lines.append(target.lineno)
     return lines
 
 
