@@ -56,20 +56,14 @@ from hoprag.filters import (
     check_complete_read,
     condition_label,
 )
-from hoprag.lexical import (
-    Posting,
-    best,
-    bm25_among,
-    bm25_totals,
-    check_lexical_text,
-    tokenize,
-)
+from hoprag.lexical import check_lexical_text, tokenize
 from hoprag.recording import Call
 from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
 from hoprag.stores.cassandra import lexicon, sets
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.guards import GET_CHUNK, MAX_K
 from hoprag.stores.cassandra.layouts import Clause, Layout
+from hoprag.stores.cassandra.lexical_search import LexicalSearch
 from hoprag.stores.cassandra.pool import Pool, answer_edges, read_pool
 from hoprag.stores.cassandra.vectors import PackedVector
 from hoprag.validation import check_ids, check_int, check_k, check_vector
@@ -427,57 +421,10 @@ class CassandraQuery(PreparedQuery):
         query = Counter(tokenize(text))
         if k == 0 or not query:
             return []
+        search = LexicalSearch(self._executor, layout, self.limiter)
         if filtered_statistics:
-            return await self._lexical_among(query, k)
-        ranked = await self._bm25(query)
-        found: list[LexicalHit] = []
-        step = max(k, GET_CHUNK)
-        for start in range(0, len(ranked), step):
-            chunk = ranked[start : start + step]
-            hits = {h.id: h for h in await self.aget([i for i, _ in chunk])}
-            for doc_id, score in chunk:
-                hit = hits.get(doc_id)
-                if hit is not None:
-                    found.append(LexicalHit(hit.document, hit.score, score))
-            if len(found) >= k:
-                break
-        return found[:k]
-
-    async def _lexical_among(self, query: Counter[str], k: int) -> list[LexicalHit]:
-        """The `k` best holders of the query's terms that pass the filter, scored by BM25 with
-        their own statistics: each term's postings in one burst, then every holder read by id
-        (which checks the filter) in one burst."""
-        _, held = await self._postings(query, counters=False)
-        holders = sorted({doc_id for found in held.values() for doc_id, _, _ in found})
-        passing = {h.id: h for h in await self.aget(holders)} if holders else {}
-        ranked = best(bm25_among(query, held.__getitem__, passing.__contains__), k)
-        return [LexicalHit(passing[i].document, passing[i].score, s) for i, s in ranked]
-
-    async def _postings(
-        self, query: Counter[str], *, counters: bool
-    ) -> tuple[tuple[int, int], dict[str, list[Posting]]]:
-        """The table's counters (documents, total length; (0, 0) unless `counters`) and each
-        query term's postings: one read each, in one burst."""
-        layout = self._layout
-        terms = list(query)
-        calls: list[Call] = []
-        if counters:
-            calls.append((lexicon.stats_query(layout.keyspace), [layout.table]))
-        postings = lexicon.postings_query(layout.keyspace)
-        calls += [(postings, [layout.table, t]) for t in terms]
-        pages = await self._executor.burst(calls, "lexical search", self.limiter)
-        stats = pages.pop(0) if counters else []
-        held = {
-            t: [(r[0], r[1], r[2] or 0) for r in rows] for t, rows in zip(terms, pages, strict=True)
-        }
-        return (int(stats[0][0] or 0), int(stats[0][1] or 0)) if stats else (0, 0), held
-
-    async def _bm25(self, query: Counter[str]) -> list[tuple[str, float]]:
-        """Every document holding a query term with its BM25 score, best first, equal scores
-        by id: the table's counters and one postings read per term, in one burst."""
-        (documents, length), held = await self._postings(query, counters=True)
-        totals = bm25_totals(query, held.__getitem__, documents, length)
-        return best(totals, len(totals))
+            return await search.among(query, k, self.aget)
+        return await search.ranked(query, k, self.aget)
 
     # -- complete sets (scopes) -------------------------------------------------------------
 
