@@ -24,7 +24,7 @@ import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -33,16 +33,56 @@ from hoprag.errors import invalid
 from hoprag.stores.cassandra.catalog import CatalogEntry, LoadCatalog
 from hoprag.stores.cassandra.counting import holds_rows
 from hoprag.stores.cassandra.guards import check_consistency
-from hoprag.stores.mirror import MirrorReport, Phase
+from hoprag.stores.mirror import MirrorableStore, MirrorReport, Phase
 from hoprag.stores.mirror import amirror as amirror_store
 from hoprag.sync import run_sync
 from hoprag.validation import check_int
 
 if TYPE_CHECKING:
-    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.stores.cassandra.config import CassandraConfig
 
 DEFAULT_BATCH = 500
 """Documents per batch (one catalogue write after each)."""
+
+
+class LoadTarget(MirrorableStore, Protocol):
+    """What a load needs of a store (a `CassandraStore` is one): its set-up, options, session,
+    keyspace, table and dimension, and adds that report progress."""
+
+    config: CassandraConfig
+
+    @property
+    def session(self) -> Any:
+        """The driver session (set up)."""
+        ...
+
+    @property
+    def keyspace(self) -> str:
+        """The keyspace."""
+        ...
+
+    @property
+    def table(self) -> str:
+        """The table."""
+        ...
+
+    @property
+    def dimension(self) -> int | None:
+        """The table's embedding dimension (known once set up)."""
+        ...
+
+    async def asetup(self) -> None:
+        """Connect and set up the table when not done yet."""
+        ...
+
+    async def aadd(
+        self,
+        documents: Iterable[Document],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Insert or replace documents by id, `progress(done, total)` as writes complete."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +129,7 @@ def check_embedding(prior: CatalogEntry | None, embedding_name: str, where: str)
         )
 
 
-def _is_empty(store: CassandraStore) -> bool:
+def _is_empty(store: LoadTarget) -> bool:
     """Whether the store's table holds no row (`counting.holds_rows`)."""
     return not holds_rows(store.session, store.keyspace, store.table)
 
@@ -114,7 +154,7 @@ def _after(batches: Iterable[list[Document]], skip: int) -> Iterator[tuple[int, 
 
 
 async def aload(
-    store: CassandraStore,
+    store: LoadTarget,
     documents: Iterable[Document],
     *,
     source: str,
@@ -200,7 +240,7 @@ def _report(progress: Callable[[int], None], base: int, done: int, _total: int) 
 
 
 def load(
-    store: CassandraStore,
+    store: LoadTarget,
     documents: Iterable[Document],
     *,
     source: str,
@@ -229,7 +269,7 @@ def load(
 
 
 async def amirror(
-    store: CassandraStore,
+    store: LoadTarget,
     documents: Iterable[Document],
     *,
     source: str,
@@ -267,7 +307,7 @@ async def amirror(
 
 
 def mirror(
-    store: CassandraStore,
+    store: LoadTarget,
     documents: Iterable[Document],
     *,
     source: str,

@@ -29,10 +29,11 @@ import anyio.to_thread
 from hoprag.filters import CompiledFilter
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.guards import GET_CHUNK
+from hoprag.stores.cassandra.pending import Ledger
 from hoprag.stores.cassandra.values import value_json
 
 if TYPE_CHECKING:
-    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.stores.cassandra.parts import TableParts
 
 DELETE_CHUNK = 1000
 """Ids a delete by filter reads, and then deletes, at a time."""
@@ -50,14 +51,17 @@ class _Stored:
 
 
 class TableDeleter:
-    """The delete path of one store (see the module docstring)."""
+    """The delete path of one store's table `parts`, recording lexical changes in `ledger`
+    (see the module docstring)."""
 
-    def __init__(self, store: CassandraStore) -> None:
-        self.store = store
+    def __init__(self, parts: TableParts, ledger: Ledger) -> None:
+        self.parts = parts
+        self.ledger = ledger
 
     async def delete_matching(self, filter: CompiledFilter, window: int) -> int:
-        """Delete every document passing `filter`, a chunk of ids at a time."""
-        query = await self.store.aprepare(None, filter, include_embeddings=False)
+        """Delete every document passing `filter` (on the set-up table), a chunk of ids at a
+        time."""
+        query = self.parts.query(None, filter, include_embeddings=False)
         total = 0
         while hits := await query.afiltered(limit=DELETE_CHUNK):
             deleted = await self.delete_ids([h.id for h in hits], window)
@@ -71,28 +75,28 @@ class TableDeleter:
         found = await self._stored(ids, window)
         if not found:
             return 0
-        layout, ex = self.store.layout, self.store.executor
+        layout, ex = self.parts.layout, self.parts.executor
         if layout.lexical:
             await self._take_back_lexicon(found, window)
         delete = f"DELETE FROM {layout.fq} WHERE {layout.id_col} = ?"
         await ex.write_all(delete, [(s.id,) for s in found], window=window)
         if layout.lexical:
-            await self.store.ledger.forget([s.id for s in found], window)
+            await self.ledger.forget([s.id for s in found], window)
         await self._prune_catalogue(found, window)
         return len(found)
 
     async def _stored(self, ids: Sequence[str], window: int) -> list[_Stored]:
         """The stored rows of `ids` (those that exist), in one burst of reads by id."""
-        layout = self.store.layout
+        layout = self.parts.layout
         cols = [layout.id_col]
-        hoprag = self.store.config.mode == "hoprag"
+        hoprag = self.parts.config.mode == "hoprag"
         if hoprag:
             cols.append("metadata")
         if layout.lexical:
             cols += ["lexicon", "lexicon_length"]
         text = f"SELECT {', '.join(cols)} FROM {layout.fq} WHERE {layout.id_col} IN ?"
         calls = [(text, [list(ids[i : i + GET_CHUNK])]) for i in range(0, len(ids), GET_CHUNK)]
-        pages = await self.store.executor.burst(calls, "read by id", anyio.CapacityLimiter(window))
+        pages = await self.parts.executor.burst(calls, "read by id", anyio.CapacityLimiter(window))
         return [_row(r, hoprag, layout.lexical) for rows in pages for r in rows]
 
     # -- lexical index ---------------------------------------------------------------------
@@ -101,7 +105,7 @@ class TableDeleter:
         """Delete the documents' postings and take them back from the counters, from the
         ledger's record of each (an add that did not complete) or its row, then record them
         as not counted (`pending.py`)."""
-        ledger = self.store.ledger
+        ledger = self.ledger
         await ledger.ensure()
         changes = await ledger.changes({s.id: None for s in found}, window)
         await ledger.settle(changes, window)
@@ -112,7 +116,7 @@ class TableDeleter:
     async def _prune_catalogue(self, found: list[_Stored], window: int) -> None:
         """Delete the catalogue entries of the deleted documents' entity values that no
         document carries any more, and let the writer forget them."""
-        layout = self.store.layout
+        layout = self.parts.layout
         entries: set[tuple[str, str]] = set()
         for s in found:
             if s.metadata is not None:
@@ -120,7 +124,7 @@ class TableDeleter:
         if not entries:
             return
         ordered = sorted(entries)
-        catalogue, ex = self.store.values_catalogue, self.store.executor
+        catalogue, ex = self.parts.values, self.parts.executor
         calls = [(catalogue.count_query(), [tok.token(f, v)]) for f, v in ordered]
         pages = await ex.burst(calls, "catalogue count", anyio.CapacityLimiter(window))
         unheld = [e for e, rows in zip(ordered, pages, strict=True) if not rows or not rows[0][0]]
@@ -128,7 +132,7 @@ class TableDeleter:
             return
         delete = f"DELETE FROM {catalogue.fq} WHERE field = ? AND value = ?"
         await ex.write_all(delete, [(f, value_json(v)) for f, v in unheld], window=window)
-        self.store.forget_catalogued(unheld)
+        self.parts.catalogued.difference_update(unheld)
 
 
 def _row(row: Sequence[Any], hoprag: bool, lexical: bool) -> _Stored:

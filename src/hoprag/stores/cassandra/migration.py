@@ -31,7 +31,7 @@ from hoprag.sync import run_sync
 from hoprag.validation import check_int
 
 if TYPE_CHECKING:
-    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.stores.cassandra.parts import TableParts
 
 
 def check_declaration_args(
@@ -46,13 +46,13 @@ def check_declaration_args(
 
 
 class Migration:
-    """One declaration of `decl` on `store`'s table, with `window` backfill writes in flight
-    and `timeout` seconds for the indexes (see the module docstring)."""
+    """One declaration of `decl` on the set-up table `parts`, with `window` backfill writes in
+    flight and `timeout` seconds for the indexes (see the module docstring)."""
 
     def __init__(
-        self, store: CassandraStore, decl: dict[str, str], window: int, timeout: float
+        self, parts: TableParts, decl: dict[str, str], window: int, timeout: float
     ) -> None:
-        self.store = store
+        self.parts = parts
         self.decl = decl
         self.window = window
         self.timeout = timeout
@@ -80,12 +80,12 @@ class Migration:
         self, decl: dict[str, str]
     ) -> tuple[FieldCatalog, dict[str, DeclaredField], list[DeclaredField]]:
         """The stored declaration and the fields still to declare (conflicts refused)."""
-        if self.store.mode != "hoprag":
+        if self.parts.config.mode != "hoprag":
             raise invalid("fields", decl, "declared on a mode='hoprag' table")
-        catalog = FieldCatalog(self.store.session, self.store.keyspace)
-        stored = catalog.load(self.store.table)
-        declare.check_conflicts(self.store.layout, stored, decl, "fields")
-        declare.refuse_foreign_catalogue(self.store.session, self.store.layout, decl)
+        catalog = FieldCatalog(self.parts.session, self.parts.keyspace)
+        stored = catalog.load(self.parts.table)
+        declare.check_conflicts(self.parts.layout, stored, decl, "fields")
+        declare.refuse_foreign_catalogue(self.parts.session, self.parts.layout, decl)
         todo = [
             DeclaredField(f, k, column_for(f, k), ready=False)
             for f, k in decl.items()
@@ -97,9 +97,9 @@ class Migration:
         self, catalog: FieldCatalog, stored: dict[str, DeclaredField], todo: list[DeclaredField]
     ) -> None:
         """Record `todo` as adding, add the columns; this store writes them from now on."""
-        declare.begin(self.store.session, self.store.layout, catalog, todo)
-        self.store.layout.fields = declare.writable(
-            self.store.session, self.store.layout, {**stored, **{d.field: d for d in todo}}
+        declare.begin(self.parts.session, self.parts.layout, catalog, todo)
+        self.parts.layout.fields = declare.writable(
+            self.parts.session, self.parts.layout, {**stored, **{d.field: d for d in todo}}
         )
 
     def _declare_finish(
@@ -107,15 +107,15 @@ class Migration:
     ) -> None:
         """Record list-valued fields, index, wait, record `todo` ready."""
         for field in sorted(lists):
-            catalog.mark_list_valued(self.store.table, field)
-        declare.finish(self.store.session, self.store.layout, catalog, todo, timeout=timeout)
+            catalog.mark_list_valued(self.parts.table, field)
+        declare.finish(self.parts.session, self.parts.layout, catalog, todo, timeout=timeout)
 
     def _declare_reload(self, catalog: FieldCatalog) -> dict[str, str]:
         """Read the stored declaration back into the layout; its kinds."""
-        self.store.layout.fields = declare.writable(
-            self.store.session, self.store.layout, catalog.load(self.store.table)
+        self.parts.layout.fields = declare.writable(
+            self.parts.session, self.parts.layout, catalog.load(self.parts.table)
         )
-        return self.store.layout.fields.kinds()
+        return self.parts.layout.fields.kinds()
 
     async def _backfill(
         self,
@@ -128,8 +128,8 @@ class Migration:
         typed = [d for d in todo if d.column is not None]
         entity = [d for d in todo if d.kind == "entity"]
         sets = ", ".join([f"{d.column} = ?" for d in typed] + ["tokens = tokens + ?"])
-        update = f"UPDATE {self.store.layout.fq} SET {sets} WHERE id = ?"
-        reader = PageReader(self.store.session, self.store.executor, self.store.layout.fq)
+        update = f"UPDATE {self.parts.layout.fq} SET {sets} WHERE id = ?"
+        reader = PageReader(self.parts.session, self.parts.executor, self.parts.layout.fq)
         lists: set[str] = set()
         seen: set[tuple[str, str]] = set()
         done = 0
@@ -145,13 +145,13 @@ class Migration:
             new = entries - seen
             seen |= new
             if new:
-                await self.store.executor.write_all(
-                    self.store.values_catalogue.upsert_query(),
-                    self.store.values_catalogue.upsert_rows(new),
+                await self.parts.executor.write_all(
+                    self.parts.values.upsert_query(),
+                    self.parts.values.upsert_rows(new),
                     window=window,
                 )
             if updates:
-                await self.store.executor.write_all(update, updates, window=window)
+                await self.parts.executor.write_all(update, updates, window=window)
             done += len(page)
             if progress is not None:
                 progress(done)

@@ -29,7 +29,7 @@ from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.guards import GET_CHUNK
 
 if TYPE_CHECKING:
-    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.stores.cassandra.parts import TableParts
 
 NOT_COUNTED = -1
 """The recorded length of a document the counters do not count."""
@@ -55,26 +55,26 @@ class Change:
 class Ledger:
     """The ledger's statements for one store's table (names validated by its layout)."""
 
-    def __init__(self, store: CassandraStore) -> None:
-        self.store = store
-        self.fq = f"{store.keyspace}.{lexicon.PENDING_TABLE}"
+    def __init__(self, parts: TableParts) -> None:
+        self.parts = parts
+        self.fq = f"{parts.keyspace}.{lexicon.PENDING_TABLE}"
         self._ready = False
 
     async def ensure(self) -> None:
         """Create the ledger when missing (a keyspace set up before it existed), once."""
         if not self._ready:
-            statement = lexicon.pending_table_statement(self.store.keyspace)
-            await anyio.to_thread.run_sync(self.store.session.execute, statement)
+            statement = lexicon.pending_table_statement(self.parts.keyspace)
+            await anyio.to_thread.run_sync(self.parts.session.execute, statement)
             self._ready = True
 
     async def read(self, ids: Sequence[str], window: int) -> dict[str, tuple[set[str], int]]:
         """The recorded changes of `ids`: id -> (terms, counted)."""
         text = f"SELECT id, terms, counted FROM {self.fq} WHERE table_name = ? AND id IN ?"
-        table = self.store.table
+        table = self.parts.table
         calls = [
             (text, [table, list(ids[i : i + GET_CHUNK])]) for i in range(0, len(ids), GET_CHUNK)
         ]
-        pages = await self.store.executor.burst(
+        pages = await self.parts.executor.burst(
             calls, "lexical ledger", anyio.CapacityLimiter(window)
         )
         return {r[0]: (set(r[1] or ()), int(r[2])) for rows in pages for r in rows}
@@ -84,24 +84,24 @@ class Ledger:
         the target's length, else at their `counted`)."""
         text = f"INSERT INTO {self.fq} (table_name, id, terms, counted) VALUES (?, ?, ?, ?)"
         rows = [
-            (self.store.table, c.id, set(c.terms | set(c.target or ())),
+            (self.parts.table, c.id, set(c.terms | set(c.target or ())),
              (c.length if c.target is not None else NOT_COUNTED) if counted else c.counted)
             for c in changes
         ]  # fmt: skip
-        await self.store.executor.write_groups(text, _groups(rows), window=window)
+        await self.parts.executor.write_groups(text, _groups(rows), window=window)
 
     async def forget(self, ids: Iterable[str], window: int) -> None:
         """Delete the records of `ids`."""
         text = f"DELETE FROM {self.fq} WHERE table_name = ? AND id = ?"
-        rows = [(self.store.table, i) for i in ids]
-        await self.store.executor.write_groups(text, _groups(rows), window=window)
+        rows = [(self.parts.table, i) for i in ids]
+        await self.parts.executor.write_groups(text, _groups(rows), window=window)
 
     async def changes(self, targets: dict[str, dict[str, int] | None], window: int) -> list[Change]:
         """The changes that give each id of `targets` its target terms (None: deleted), from
         the ledger's record of it, else from its stored row."""
         ids = list(targets)
         recorded = await self.read(ids, window)
-        stored = await _stored(self.store, [i for i in ids if i not in recorded], window)
+        stored = await _stored(self.parts, [i for i in ids if i not in recorded], window)
         out: list[Change] = []
         for doc_id, target in targets.items():
             if doc_id in recorded:
@@ -117,8 +117,7 @@ class Ledger:
     async def settle(self, changes: Sequence[Change], window: int) -> None:
         """Write the targets' postings, delete the other recorded terms' postings, and move
         the counters from each change's counted length to its target's."""
-        store, ex = self.store, self.store.executor
-        ks, table = store.keyspace, store.table
+        ex, ks, table = self.parts.executor, self.parts.keyspace, self.parts.table
         inserts: list[tuple[Any, ...]] = []
         deletes: list[tuple[Any, ...]] = []
         documents = length = 0
@@ -143,12 +142,12 @@ def _groups(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
 
 
 async def _stored(
-    store: CassandraStore, ids: Sequence[str], window: int
+    parts: TableParts, ids: Sequence[str], window: int
 ) -> dict[str, tuple[dict[str, int], int]]:
     """The stored terms and lengths of the rows of `ids` that exist."""
     if not ids:
         return {}
-    text = lexicon.stored_query(store.layout.fq)
+    text = lexicon.stored_query(parts.layout.fq)
     calls = [(text, [list(ids[i : i + GET_CHUNK])]) for i in range(0, len(ids), GET_CHUNK)]
-    pages = await store.executor.burst(calls, "lexical terms", anyio.CapacityLimiter(window))
+    pages = await parts.executor.burst(calls, "lexical terms", anyio.CapacityLimiter(window))
     return {r[0]: (dict(r[1] or {}), int(r[2] or 0)) for rows in pages for r in rows}

@@ -25,7 +25,7 @@ from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.fields import DeclaredField, declare_command
 
 if TYPE_CHECKING:
-    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.stores.cassandra.parts import TableParts
 
 RESOLVE_CONCURRENCY = 32
 """Count queries one resolve has in flight at most."""
@@ -37,32 +37,33 @@ this many: a larger count is shown as this."""
 
 
 async def resolve_declared(
-    store: CassandraStore, request: ResolveRequest, filter: CompiledFilter
+    parts: TableParts, request: ResolveRequest, filter: CompiledFilter
 ) -> list[Candidate]:
-    """The candidates of a checked `request` on `store`'s declared entity fields (set up),
-    counting the documents that pass `filter` (all of them when it matches all)."""
+    """The candidates of a checked `request` on the declared entity fields of the set-up
+    table `parts`, counting the documents that pass `filter` (all of them when it matches
+    all)."""
     for field in request.fields:
-        entity_field(store, field)
+        entity_field(parts, field)
     limiter = anyio.CapacityLimiter(RESOLVE_CONCURRENCY)
-    matches = await _catalogue_matches(store, request, limiter)
+    matches = await _catalogue_matches(parts, request, limiter)
     if filter.matches_all:
-        return await rank(request, matches, _token_counter(store, limiter))
-    return await rank(request, matches, await _filtered_counter(store, filter))
+        return await rank(request, matches, _token_counter(parts, limiter))
+    return await rank(request, matches, _filtered_counter(parts, filter))
 
 
 async def _catalogue_matches(
-    store: CassandraStore, request: ResolveRequest, limiter: anyio.CapacityLimiter
+    parts: TableParts, request: ResolveRequest, limiter: anyio.CapacityLimiter
 ) -> list[Match]:
     """The catalogue's values of the requested fields that the text matches (refused beyond
     the cap)."""
-    cat = store.values_catalogue
+    cat = parts.values
     bound = MAX_CANDIDATES + 1
     exact, token = cat.exact_query(), cat.token_query(len(request.words))
     calls: list[tuple[str, list[Any]]] = []
     for field in request.fields:
         calls.append((exact, [request.norm, field, bound]))
         calls.append((token, [*sorted(request.words), field, bound]))
-    pages = await store.executor.burst(calls, "resolve", limiter)
+    pages = await parts.executor.burst(calls, "resolve", limiter)
     longest = max(len(page) for page in pages)
     if longest > MAX_CANDIDATES:
         raise too_many(request, longest)
@@ -81,22 +82,22 @@ Counter = Callable[[list[Match]], Awaitable[list[int]]]
 """Counts the documents carrying each match's value (`hoprag.resolve.rank` calls it per tier)."""
 
 
-def _token_counter(store: CassandraStore, limiter: anyio.CapacityLimiter) -> Counter:
+def _token_counter(parts: TableParts, limiter: anyio.CapacityLimiter) -> Counter:
     """Counts with one `SELECT COUNT(*) ... WHERE tokens CONTAINS ?` per match, one burst."""
-    text = store.values_catalogue.count_query()
+    text = parts.values.count_query()
 
     async def count(tier: list[Match]) -> list[int]:
         calls = [(text, [tok.token(m.field, m.value)]) for m in tier]
-        pages = await store.executor.burst(calls, "resolve count", limiter)
+        pages = await parts.executor.burst(calls, "resolve count", limiter)
         return [int(rows[0][0]) if rows else 0 for rows in pages]
 
     return count
 
 
-async def _filtered_counter(store: CassandraStore, filter: CompiledFilter) -> Counter:
+def _filtered_counter(parts: TableParts, filter: CompiledFilter) -> Counter:
     """Counts the documents passing `filter` too, by reading them as a scope reads an edge's
     members (`amatching`: the filter pushed down as in every read), one burst per tier."""
-    query = await store.aprepare(None, filter, include_embeddings=False)
+    query = parts.query(None, filter, include_embeddings=False)
 
     async def count(tier: list[Match]) -> list[int]:
         edges = [MetadataEdge(m.field, m.value) for m in tier]
@@ -106,16 +107,16 @@ async def _filtered_counter(store: CassandraStore, filter: CompiledFilter) -> Co
     return count
 
 
-def entity_field(store: CassandraStore, field: str) -> DeclaredField:
+def entity_field(parts: TableParts, field: str) -> DeclaredField:
     """The declared entity field `field`, or InvalidInputError naming the fix."""
-    decl = store.layout.fields.get(field)
+    decl = parts.layout.fields.get(field)
     if decl is None or decl.kind != "entity":
-        entities = [f for f, d in store.layout.fields.items() if d.kind == "entity"]
+        entities = [f for f, d in parts.layout.fields.items() if d.kind == "entity"]
         what = "not declared" if decl is None else f"declared {decl.kind!r}"
         raise InvalidInputError(
             f"aresolve reads the values catalogue of declared entity fields; {field!r} is "
-            f"{what} on {store.layout.fq} (its entity fields: {entities}); declare it with "
-            f"`{declare_command(store.keyspace, store.table, {field: 'entity'})}` or "
+            f"{what} on {parts.layout.fq} (its entity fields: {entities}); declare it with "
+            f"`{declare_command(parts.keyspace, parts.table, {field: 'entity'})}` or "
             f"`await store.adeclare_fields({{{field!r}: 'entity'}})`",
             argument="fields",
             value=field,
@@ -123,8 +124,8 @@ def entity_field(store: CassandraStore, field: str) -> DeclaredField:
         )
     if not decl.ready:
         raise InvalidInputError(
-            f"the declaration of {field!r} on {store.layout.fq} did not complete: run "
-            f"`{declare_command(store.keyspace, store.table, {field: 'entity'})}` again",
+            f"the declaration of {field!r} on {parts.layout.fq} did not complete: run "
+            f"`{declare_command(parts.keyspace, parts.table, {field: 'entity'})}` again",
             argument="fields",
             value=field,
             allowed="entity fields whose declaration completed",

@@ -18,41 +18,44 @@ from hoprag.errors import invalid
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.fields import FieldCatalog
 from hoprag.stores.cassandra.guards import GET_CHUNK
-from hoprag.stores.cassandra.pending import Change
+from hoprag.stores.cassandra.pending import Change, Ledger
 from hoprag.validation import check_vector
 
 if TYPE_CHECKING:
-    from hoprag.stores.cassandra.store import CassandraStore
+    from hoprag.stores.cassandra.parts import TableParts
 
 CATALOGUED_MAX = 1_000_000
 """Values-catalogue entries a writer remembers having written (then it forgets them all)."""
 
 
 class TableWriter:
-    """The write path of one store (see the module docstring); remembers the values-catalogue
-    entries it wrote, so that each is written once."""
+    """The write path of one store's table `parts`, recording lexical changes in `ledger` (see
+    the module docstring); remembers the values-catalogue entries it wrote
+    (`parts.catalogued`), so that each is written once."""
 
-    def __init__(self, store: CassandraStore) -> None:
-        self.store = store
-        self.catalogued: set[tuple[str, str]] = set()
+    def __init__(self, parts: TableParts, ledger: Ledger) -> None:
+        self.parts = parts
+        self.ledger = ledger
 
     async def add(
         self,
         docs: list[Document],
         window: int,
         progress: Callable[[int, int], None] | None,
+        embedding: Any,
     ) -> None:
-        """Write checked `docs` with `window` writes in flight (`CassandraStore.aadd`)."""
-        layout = self.store.layout
-        rows = await self._insert_rows(docs)
+        """Write checked `docs` with `window` writes in flight, those without an embedding
+        embedded by the model `embedding` (`CassandraStore.aadd`)."""
+        layout = self.parts.layout
+        rows = await self._insert_rows(docs, embedding)
         await self.catalogue(docs, window)
         changes = await self._record_lexicon(docs, window) if layout.lexical else None
-        await self.store.executor.write_all(
+        await self.parts.executor.write_all(
             layout.insert_query(), rows, window=window, progress=progress
         )
         if changes is not None:  # after the rows, from the ledger's records (`pending.py`)
-            await self.store.ledger.settle(changes, window)
-            await self.store.ledger.forget([c.id for c in changes], window)
+            await self.ledger.settle(changes, window)
+            await self.ledger.forget([c.id for c in changes], window)
 
     async def update_metadata(
         self,
@@ -61,8 +64,7 @@ class TableWriter:
         progress: Callable[[int, int], None] | None,
     ) -> None:
         """Replace the metadata of `docs`, every id read first (`aupdate_metadata`)."""
-        store = self.store
-        layout, ex = store.layout, store.executor
+        layout, ex = self.parts.layout, self.parts.executor
         ids = [d.id for d in docs]
         text = f"SELECT id FROM {layout.fq} WHERE id IN ?"
         calls = [(text, [ids[i : i + GET_CHUNK]]) for i in range(0, len(ids), GET_CHUNK)]
@@ -79,7 +81,7 @@ class TableWriter:
         """Record in the ledger what writing `docs` changes in the lexical index (the terms
         that may hold their postings, the length the counters count each with), before the
         rows are written (`pending.py`)."""
-        ledger = self.store.ledger
+        ledger = self.ledger
         await ledger.ensure()
         changes = await ledger.changes({d.id: lexicon.terms_of(d.content) for d in docs}, window)
         await ledger.record(changes, window, counted=False)
@@ -88,46 +90,46 @@ class TableWriter:
     async def catalogue(self, docs: list[Document], window: int) -> None:
         """Before the documents are written: add their entity values to the values catalogue
         (those this store has not written yet) and record typed fields that hold lists."""
-        fields = self.store.layout.fields
+        fields = self.parts.layout.fields
         if not fields:
             return
         entries: set[tuple[str, str]] = set()
         for d in docs:
-            entries |= self.store.layout.entity_entries(d.metadata)
-        new = entries - self.catalogued
+            entries |= self.parts.layout.entity_entries(d.metadata)
+        catalogued = self.parts.catalogued
+        new = entries - catalogued
         if new:
-            rows = self.store.values_catalogue.upsert_rows(new)
-            await self.store.executor.write_all(
-                self.store.values_catalogue.upsert_query(), rows, window=window
+            rows = self.parts.values.upsert_rows(new)
+            await self.parts.executor.write_all(
+                self.parts.values.upsert_query(), rows, window=window
             )
-            if len(self.catalogued) > CATALOGUED_MAX:
-                self.catalogued.clear()
-            self.catalogued |= new
-        lists = {f for f in self.store.layout.list_valued_in(docs) if not fields[f].list_valued}
+            if len(catalogued) > CATALOGUED_MAX:
+                catalogued.clear()
+            catalogued |= new
+        lists = {f for f in self.parts.layout.list_valued_in(docs) if not fields[f].list_valued}
         if lists:
-            catalog = FieldCatalog(self.store.session, self.store.keyspace)
+            catalog = FieldCatalog(self.parts.session, self.parts.keyspace)
             for field in sorted(lists):
-                await anyio.to_thread.run_sync(catalog.mark_list_valued, self.store.table, field)
-            self.store.layout.fields = self.store.layout.fields.marked_list_valued(lists)
+                await anyio.to_thread.run_sync(catalog.mark_list_valued, self.parts.table, field)
+            self.parts.layout.fields = self.parts.layout.fields.marked_list_valued(lists)
 
-    async def _insert_rows(self, docs: list[Document]) -> list[tuple[Any, ...]]:
-        """The INSERT values of each document, embedding those without an embedding."""
+    async def _insert_rows(self, docs: list[Document], embedding: Any) -> list[tuple[Any, ...]]:
+        """The INSERT values of each document, those without an embedding embedded by
+        `embedding`."""
         missing = [d for d in docs if d.embedding is None]
         fresh: dict[str, Any] = {}
         if missing:
             try:
-                vecs = await aembed_documents(self.store.embedding, [d.content for d in missing])
+                vecs = await aembed_documents(embedding, [d.content for d in missing])
             except (TypeError, ValueError) as exc:
-                raise invalid(
-                    "embedding", self.store.embedding, "a model that embeds texts"
-                ) from exc
+                raise invalid("embedding", embedding, "a model that embeds texts") from exc
             fresh = {d.id: v for d, v in zip(missing, vecs, strict=True)}
         return [
-            self.store.layout.insert_values(
+            self.parts.layout.insert_values(
                 d,
                 check_vector(
                     fresh[d.id] if d.embedding is None else d.embedding,
-                    dimension=self.store.dimension,
+                    dimension=self.parts.dimension,
                     what=f"embedding of document {d.id!r}",
                 ).tolist(),
             )
