@@ -92,7 +92,7 @@ class LoadPlan:
     @functools.cached_property
     def _linked(self) -> list[Document]:
         from hoprag import datasets
-        from hoprag.linking import link_documents
+        from hoprag.text import link_documents
 
         docs = list(datasets.load(self.dataset, limit=self.limit, path=self.path))
         progress = Progress(len(docs), label="link")
@@ -157,7 +157,7 @@ def plan_load(args: argparse.Namespace) -> LoadPlan:
     digest = file_digest(args.path) if args.dataset == "jsonl" else None
     if args.link is not None:
         from hoprag.cli.link import RESERVED
-        from hoprag.linking import check_link_options
+        from hoprag.text import check_link_options
 
         if args.link in RESERVED:
             raise CliError(f"--link {args.link!r} would replace a field the documents have; "

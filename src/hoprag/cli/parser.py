@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--link",
         metavar="FIELD",
         help="before loading, set FIELD to the ids of the documents whose titles each one's "
-        "text mentions (hoprag.linking; follow it with --edges FIELD:$id)",
+        "text mentions (hoprag.text.linking; follow it with --edges FIELD:$id)",
     )
     ld.add_argument(
         "--chunk",
