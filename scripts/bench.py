@@ -535,7 +535,7 @@ async def run_ours(store: CassandraStore, ds: Dataset, case: Case, q: str) -> Sa
     final = strategy.finalize(nodes)
     st = stream.stats
     rows = st.rows_read  # counted once, when the store returned them
-    round_trips = sum(1 for h in st.hops if sum(h.queries.values()))
+    round_trips = st.rounds  # a scoped start counts every round it waited for
     ids = [n.id for n in final]
     return Sample(secs, ids, st.total_queries, rows, first, st.first_node_seconds, round_trips)
 

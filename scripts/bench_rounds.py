@@ -70,7 +70,7 @@ async def one(
     spec = getattr(st, "speculation", None)
     return {
         "seconds": secs,
-        "rounds": sum(1 for h in st.hops if sum(h.queries.values())),
+        "rounds": st.rounds,
         "hops": len(st.hops),
         "queries": st.total_queries,
         "issued": spec.issued
