@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,3 +325,23 @@ def parse_edges(edges: Iterable[EdgeSpec] | EdgeFunction | MetadataEdgeFunction)
     if callable(edges):
         return edges
     return MetadataEdgeFunction(edges)
+
+
+def unheld_fields(specs: Iterable[tuple[str, str]], held: Collection[str]) -> list[str]:
+    """The fields `specs` name, on either side (`$id` aside), whose top-level name is not in
+    `held` (the metadata fields some documents hold), each once, in the specs' order: an edge
+    on such a field leads nowhere (a typo, or `id` where `$id` was meant)."""
+    named = (side for spec in specs for side in spec if side != ID_FIELD)
+    return [f for f in dict.fromkeys(named) if f.split(".", 1)[0] not in held]
+
+
+def describe_unheld(unheld: Sequence[str], held: Collection[str], where: str) -> str:
+    """One sentence naming the fields no document `where` describes holds, and those they do
+    (`where`: "the 12 documents read")."""
+    shown = ", ".join(map(repr, unheld))
+    hint = " (the document id is '$id')" if "id" in unheld else ""
+    have = sorted(held)
+    listed = ", ".join(have[:12]) + (f" and {len(have) - 12} more" if len(have) > 12 else "")
+    return f"edges name {shown}{hint}, held by none of {where}; they hold " + (
+        listed or "no metadata field"
+    )

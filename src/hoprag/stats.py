@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hoprag.documents import Node
+from hoprag.edges import describe_unheld
 from hoprag.filters import FilterPlan
 
 _SHOWN = ("search", "get", "adjacent")
@@ -91,6 +92,13 @@ class TraversalStats:
     read) and, with a scope, "scope start" (its anchors' filter). See `FilterPlan`."""
     speculation: SpeculationStats = field(default_factory=SpeculationStats)
     """A traversal's speculative queries (`hoprag.speculation`): budget, issued, used, wasted."""
+    documents_read: int = 0
+    """A traversal's documents made nodes (admitted or not)."""
+    held_fields: tuple[str, ...] = ()
+    """The top-level metadata fields those documents hold, sorted."""
+    unheld_fields: tuple[str, ...] = ()
+    """The fields the traversal's edge specs name that none of those documents holds (an edge
+    that led nowhere: a typo, or `id` for `$id`); set when it read at least one document."""
 
     @property
     def rounds(self) -> int:
@@ -159,20 +167,29 @@ class TraversalStats:
         """All admitted nodes."""
         return sum(h.kept for h in self.hops)
 
-    def explain(self) -> str:
-        """A small text table, one line per hop, after the plan of a search and how the store
-        answered the run's filters (see `FilterPlan`)."""
+    def _head(self) -> list[str]:
+        """`explain()`'s lines before the table: the plan, the filters, the edges that led
+        nowhere, the rounds."""
         head = []
         if self.plan is not None:
             size = "" if self.scope_size is None else f", scope of {self.scope_size} documents"
             head.append(f"plan: {self.plan}{size}, {self.rounds} rounds")
         head += [f"{name}: {p.describe()}" for name, p in self.filters.items() if p.filtered]
+        if self.unheld_fields:
+            read = f"the {self.documents_read} documents read"
+            head.append(describe_unheld(self.unheld_fields, self.held_fields, read))
         if self.plan is None and self.hops:
             head.append(
                 f"rounds: {self.rounds} sequential, {len(self.hops)} hops; "
                 + self.speculation.describe()
             )
-        lines = [*head, "hop  edges  search get adjacent  rows  cand  kept  seconds"]
+        return head
+
+    def explain(self) -> str:
+        """A small text table, one line per hop, after the plan of a search, how the store
+        answered the run's filters (see `FilterPlan`) and the fields the edges name that no
+        document read holds."""
+        lines = [*self._head(), "hop  edges  search get adjacent  rows  cand  kept  seconds"]
         for h in self.hops:
             q = h.queries
             other = [(k, v) for k, v in q.items() if k not in _SHOWN and v]

@@ -36,6 +36,7 @@ from hoprag.edges import (
     MetadataEdge,
     MetadataEdgeFunction,
     parse_edges,
+    unheld_fields,
 )
 from hoprag.embeddings.base import aembed_query_vector
 from hoprag.errors import TraversalTimeoutError, invalid
@@ -185,6 +186,8 @@ class _Run:
         self.trace_parent: Any = None
         """The run's retrieval span, parent of its hop spans (None: tracing is off)."""
         self.root_ids: list[str] = []
+        self.held_fields: set[str] = set()
+        """The top-level metadata fields of the documents read (`note_fields`)."""
         self.frontier = Frontier(edge_fn)
         self.followed = self.frontier.followed
         # Edges asked ahead and their results, kept until those edges are really followed.
@@ -205,6 +208,7 @@ class _Run:
 
     def _node(self, hit: Hit, path: Path, edges: Edges) -> Node:
         doc: Document = hit.document
+        self.held_fields.update(doc.metadata)
         return Node(
             id=doc.id,
             content=doc.content,
@@ -419,6 +423,16 @@ class _Run:
                 break
             step = self._next_hop
         self.stats.seconds = time.perf_counter() - t0
+        self.note_fields()
+
+    def note_fields(self) -> None:
+        """Record in the stats the documents read, their fields, and the fields the edge specs
+        name that none of them holds (`hoprag.edges.unheld_fields`)."""
+        stats = self.stats
+        stats.documents_read = len(self.discovered)
+        stats.held_fields = tuple(sorted(self.held_fields))
+        if isinstance(self.edge_fn, MetadataEdgeFunction) and self.discovered:
+            stats.unheld_fields = tuple(unheld_fields(self.edge_fn.specs, self.held_fields))
 
 
 def _shown(exc: BaseException) -> BaseException:

@@ -45,6 +45,11 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
         help="FROM:TO pairs, e.g. keywords:keywords,links:$id (required unless --recipe)",
     )
     q.add_argument(
+        "--allow-missing-fields",
+        action="store_true",
+        help="run even when an edge names a field no document read holds (warn instead)",
+    )
+    q.add_argument(
         "--recipe",
         choices=sorted(RECIPES),
         help="a named traversal: its edges and beam settings (multihop: the multi-hop question "

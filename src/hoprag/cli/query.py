@@ -213,6 +213,35 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     return edges, flt, strategy
 
 
+FIELD_SAMPLE = 100
+"""Documents nearest the question read to confirm that an edge's field is held by none."""
+
+
+async def check_edge_fields(args: argparse.Namespace, store: Any, stats: Any) -> None:
+    """When the traversal's edges name fields none of its documents holds, look at the
+    `FIELD_SAMPLE` documents nearest the question too; fields still held by none are an
+    error naming them and the fields there are (a warning with --allow-missing-fields)."""
+    from hoprag.cli.common import CliError
+    from hoprag.edges import describe_unheld
+    from hoprag.search import asearch
+
+    if not stats.unheld_fields:
+        return
+    sample = await asearch(args.text, store=store, k=FIELD_SAMPLE)
+    held = set(stats.held_fields).union(*(n.metadata for n in sample))
+    unheld = [f for f in stats.unheld_fields if f.split(".", 1)[0] not in held]
+    if not unheld:
+        return
+    where = (
+        f"the {stats.documents_read} documents the traversal read and the {len(sample)} "
+        "nearest the question"
+    )
+    said = describe_unheld(unheld, held, where)
+    if not args.allow_missing_fields:
+        raise CliError(f"--edges: {said}; fix --edges, or pass --allow-missing-fields", 2)
+    print(f"hoprag: warning: --edges: {said}", file=sys.stderr)
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     """`hoprag query`: check every argument, connect, load the embedding model (saying so on
     stderr), traverse, print."""
@@ -223,6 +252,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         store = open_query_store(args, session, embedding)
         warm_up(store.embedding)  # the model's load, announced, outside the traversal's time
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
+        run_sync(check_edge_fields, args, store, stats)
         print_query_result(args, nodes, stats)
         if args.html is not None:
             write_query_html(args, nodes, stats)
