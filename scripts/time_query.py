@@ -63,7 +63,7 @@ def child(argv: list[str]) -> int:
     timings: dict[str, float] = {"import": time.perf_counter() - began}
     import hoprag.cli.query as query
     import hoprag.embeddings.minilm as minilm
-    import hoprag.traversal as traversal
+    import hoprag.engine.traversal as traversal
 
     def add(name: str, start: float) -> None:
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - start

@@ -24,6 +24,7 @@ from hoprag.edges import (
     MetadataEdgeFunction,
     parse_edges,
 )
+from hoprag.engine.traversal import TraversalStream, astream, atraverse, traverse
 from hoprag.errors import (
     AuthenticationError,
     HopragError,
@@ -50,7 +51,6 @@ from hoprag.strategies import (
     StartBoost,
     Strategy,
 )
-from hoprag.traversal import TraversalStream, astream, atraverse, traverse
 
 __version__ = "0.1.0"
 

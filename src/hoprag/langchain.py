@@ -25,6 +25,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from pydantic import ConfigDict, Field, field_validator
 
 from hoprag.documents import Node
+from hoprag.engine.traversal import atraverse, traverse
 from hoprag.retriever_options import (
     CALL_OPTIONS,
     RetrieverOptions,
@@ -36,7 +37,6 @@ from hoprag.retriever_options import (
 )
 from hoprag.stores.base import Store
 from hoprag.strategies import Eager, Strategy
-from hoprag.traversal import atraverse, traverse
 
 __all__ = ["CALL_OPTIONS", "GraphRetriever", "node_to_langchain"]
 

@@ -28,11 +28,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from hoprag.documents import Node
+from hoprag.engine.traversal import EdgesArg, atraverse, traverse
 from hoprag.filters import Filter
 from hoprag.retriever_options import RetrieverOptions, check_option_names
 from hoprag.stores.base import Store
 from hoprag.strategies import Eager, Strategy
-from hoprag.traversal import EdgesArg, atraverse, traverse
 
 CONSTRUCTOR_OPTIONS = (
     "callback_manager",

@@ -1,6 +1,6 @@
 """Scope expansion: the engine reads a `Scope`'s members hop by hop, one round per hop.
 
-Each round's reads are added to a `hoprag.rounds.Round` (which counts them) by `read_anchors`
+Each round's reads are added to a `hoprag.engine.rounds.Round` (which counts them) by `read_anchors`
 and `read_step`, and the members taken from its answers by `take_anchors` and `take_step`.
 Round 0 reads the anchors: the documents matching the scope's `start` filter
 (`PreparedQuery.afiltered`, on a query prepared with that filter) or those with its `ids`
@@ -13,7 +13,7 @@ round that reached it) and a path from an anchor.
 Paths are deterministic whatever order a store answers in: a round's sources are taken in id
 order and each source's edges in `edge_sort_key` order; an edge is credited to the first
 source that has it, and a new document to the first credited edge (in that order) that
-returned it, so its path is that source's path plus the edge (`hoprag.frontier`, which
+returned it, so its path is that source's path plus the edge (`hoprag.engine.frontier`, which
 the traversal credits by too).
 
 The member count is checked after every round: more than `max_size` raises
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 
 from hoprag.documents import Path
 from hoprag.edges import Edge, Edges, IdEdge, MetadataEdge
+from hoprag.engine.frontier import Frontier, split_edges
+from hoprag.engine.rounds import EdgeReads, Round, Slot
 from hoprag.errors import InvalidInputError
-from hoprag.frontier import Frontier, split_edges
-from hoprag.rounds import EdgeReads, Round, Slot
 from hoprag.stats import HopStats
 from hoprag.stores.base import Hit, PreparedQuery
 

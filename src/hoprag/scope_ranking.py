@@ -1,9 +1,10 @@
 """A scope as a start source: `scoped_hits` expands a `Scope` (`hoprag.scope_expansion`, one
-`hoprag.rounds.Round` per hop, opened from the `Rounds` it is given) and ranks its members that
-pass the run's filter, best first by the query vector or by an `order_by` field.
+`hoprag.engine.rounds.Round` per hop, opened from the `Rounds` it is given) and ranks its
+members that pass the run's filter, best first by the query vector or by an `order_by` field.
 `hoprag.search.asearch` returns them as nodes, each round a hop of its stats; a traversal with
-a scope starts from them through `ScopeStart` (a `hoprag.rounds.StartSource`), the scope's
-rounds run inside the traversal's first round, whose hop counts their queries and rounds.
+a scope starts from them through `ScopeStart` (a `hoprag.engine.rounds.StartSource`), the
+scope's rounds run inside the traversal's first round, whose hop counts their queries and
+rounds.
 
 How the final ranking runs is the plan (`result.stats.plan`, shown by `stats.explain()`):
 
@@ -36,9 +37,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hoprag.edges import MISSING, MetadataEdge, nested_get
+from hoprag.engine.rounds import Round, Rounds, Slot
 from hoprag.errors import invalid
 from hoprag.filters import matches
-from hoprag.rounds import Round, Rounds, Slot
 from hoprag.scope_expansion import Expansion, HopPlan, Member
 from hoprag.stats import HopStats, TraversalStats
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
@@ -315,7 +316,7 @@ def _members_ranked(
 
 
 class ScopeStart:
-    """A scope as a traversal's start source (`hoprag.rounds.StartSource`, given by
+    """A scope as a traversal's start source (`hoprag.engine.rounds.StartSource`, given by
     `Scope.start_source`): the best `k` members that pass the run's filter, read through the
     run's `prepared` query. Its rounds run inside the traversal's first round
     (`Round.within`), so that round's hop counts their queries by kind and waits for their

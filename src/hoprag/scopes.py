@@ -7,7 +7,7 @@ cut: a scope is a set, not a ranking. `max_size` bounds it: a scope that reaches
 raises `ScopeTooLargeError` (an `InvalidInputError`) saying how many were reached at which
 depth. Expansion is done by `hoprag.scope_expansion` (where `ScopeTooLargeError` and
 `MAX_SCOPE_SIZE` are defined; this module exports them); `hoprag.search.asearch` ranks a
-scope's members and `hoprag.traversal.atraverse(scope=...)` starts inside one, through the
+scope's members and `hoprag.engine.traversal.atraverse(scope=...)` starts inside one, through the
 start source a scope gives (`Scope.start_source`, `hoprag.scope_ranking.ScopeStart`)."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hoprag.edges import EdgeFunction, EdgeSpec, MetadataEdgeFunction, parse_edges
+from hoprag.engine.rounds import StartSource
 from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter, Filter, check_complete_read, compile_filter
-from hoprag.rounds import StartSource
 from hoprag.scope_expansion import MAX_SCOPE_SIZE, ScopeTooLargeError
 from hoprag.scope_ranking import ScopeStart
 from hoprag.stats import TraversalStats
@@ -130,7 +130,7 @@ class Scope:
         k: int,
         max_concurrency: int,
     ) -> StartSource:
-        """The scope as a traversal's start source (`hoprag.rounds.StartSource`): its `k`
+        """The scope as a traversal's start source (`hoprag.engine.rounds.StartSource`): its `k`
         best members that pass the run's filter, read through the run's `prepared` query,
         its rounds inside the traversal's first round (`hoprag.scope_ranking.ScopeStart`)."""
         return ScopeStart(store, self, prepared, stats, k=k, max_concurrency=max_concurrency)

@@ -21,9 +21,9 @@ from hoprag import telemetry
 from hoprag.documents import Node, Path
 from hoprag.edges import Edges
 from hoprag.embeddings.base import aembed_query_vector
+from hoprag.engine.rounds import Round, Rounds
 from hoprag.errors import invalid
 from hoprag.filters import Filter, check_complete_read
-from hoprag.rounds import Round, Rounds
 from hoprag.scope_expansion import Expansion, Member
 from hoprag.scope_ranking import PLANS, PUSHDOWN_MAX_K, check_order_by, order_hits, scoped_hits
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope

@@ -30,7 +30,7 @@ class HopStats:
     `queries` count by kind and whose rows its note `scope_rows` counts); `notes`
     strategy-specific counts (`Beam`: `beam`, `pruned_nodes`, `pruned_edges`,
     `capped_edges`). Every figure of `queries` and `rounds` is set by the round that sent
-    the queries (`hoprag.rounds.Round`)."""
+    the queries (`hoprag.engine.rounds.Round`)."""
 
     depth: int
     edges: int = 0
@@ -91,7 +91,8 @@ class TraversalStats:
     """How the store answered each filter of the run: "filter" (the run's, ANDed into every
     read) and, with a scope, "scope start" (its anchors' filter). See `FilterPlan`."""
     speculation: SpeculationStats = field(default_factory=SpeculationStats)
-    """A traversal's speculative queries (`hoprag.speculation`): budget, issued, used, wasted."""
+    """A traversal's speculative queries (`hoprag.engine.speculation`): budget, issued, used,
+    wasted."""
     documents_read: int = 0
     """A traversal's documents made nodes (admitted or not)."""
     held_fields: tuple[str, ...] = ()

@@ -83,14 +83,18 @@ def test_the_import_check_sees_function_local_imports(tmp_path: Path) -> None:
 
 
 def test_the_engine_sits_below_search() -> None:
-    """The traversal calls a scope through the start-source protocol (`hoprag.rounds`); the
+    """The traversal calls a scope through the start-source protocol (`hoprag.engine.rounds`); the
     search feature is built on the engine, not under it."""
-    assert "hoprag.search" not in _imported(SRC / "traversal.py")
-    assert "hoprag.traversal" not in _imported(SRC / "scope_ranking.py")
+    assert "hoprag.search" not in _imported(SRC / "engine" / "traversal.py")
+    assert "hoprag.engine.traversal" not in _imported(SRC / "scope_ranking.py")
 
 
-ENGINE = ("traversal.py", "rounds.py", "frontier.py", "speculation.py", "stats.py")
-"""The traversal engine: its hops, rounds, frontier, look-ahead and statistics."""
+ENGINE = (
+    *sorted(p.relative_to(SRC).as_posix() for p in (SRC / "engine").glob("*.py")),
+    "stats.py",
+)
+"""The traversal engine (`hoprag/engine/`: its hops, rounds, frontier, look-ahead) and the
+statistics it fills."""
 SCOPE_MODULES = ("hoprag.scopes", "hoprag.scope_ranking", "hoprag.scope_expansion")
 
 
@@ -101,7 +105,7 @@ def _scope_imports(path: Path) -> list[str]:
 
 
 def test_the_engine_imports_no_scope_module() -> None:
-    """A scope is one start source among others (`hoprag.rounds.StartSource`): the engine
+    """A scope is one start source among others (`hoprag.engine.rounds.StartSource`): the engine
     calls the protocol and knows nothing of scopes (#51)."""
     assert {m: _scope_imports(SRC / m) for m in ENGINE} == {m: [] for m in ENGINE}
 
@@ -112,19 +116,21 @@ def test_the_scope_import_check_sees_an_engine_module_importing_a_scope(tmp_path
     assert _scope_imports(module) == ["hoprag.scope_ranking", "hoprag.scope_ranking.ScopeStart"]
 
 
-@pytest.mark.parametrize("client", ["traversal.py", "scope_expansion.py", "scope_ranking.py"])
+@pytest.mark.parametrize(
+    "client", ["engine/traversal.py", "scope_expansion.py", "scope_ranking.py"]
+)
 def test_the_round_clients_run_their_reads_through_the_round_helpers(client: str) -> None:
     imported = _imported(SRC / client)
-    assert any(n.startswith("hoprag.rounds") for n in imported), sorted(imported)
+    assert any(n.startswith("hoprag.engine.rounds") for n in imported), sorted(imported)
     assert "anyio.create_task_group" not in (SRC / client).read_text()
 
 
-@pytest.mark.parametrize("client", ["traversal.py", "scope_expansion.py"])
+@pytest.mark.parametrize("client", ["engine/traversal.py", "scope_expansion.py"])
 def test_the_traversal_and_the_scope_expansion_credit_through_one_frontier(client: str) -> None:
-    """Both hop loops follow edges and build paths with `hoprag.frontier.Frontier`; neither
+    """Both hop loops follow edges and build paths with `hoprag.engine.frontier.Frontier`; neither
     keeps its own record of followed edges."""
     text = (SRC / client).read_text()
-    assert "hoprag.frontier.Frontier" in _imported(SRC / client)
+    assert "hoprag.engine.frontier.Frontier" in _imported(SRC / client)
     assert "source_path" not in text and ".extend(" not in text
 
 
@@ -177,3 +183,67 @@ def test_the_framework_check_sees_a_retriever_importing_another() -> None:
     assert "hoprag.langchain" in _forbidden("llamaindex.py")
     assert {"langchain", "llama_index"} <= set(_forbidden("retriever_options.py"))
     assert "llama_index" not in _forbidden("llamaindex.py")
+
+
+def test_the_engine_package_has_a_small_public_face() -> None:
+    """`hoprag.engine` exports the traversal calls and nothing else; its rooms are imported
+    by name (`hoprag.engine.rounds`, ...)."""
+    import hoprag.engine
+
+    assert sorted(hoprag.engine.__all__) == ["TraversalStream", "astream", "atraverse", "traverse"]
+    assert len(ENGINE) >= 5 and "engine/__init__.py" in ENGINE
+
+
+CORE = (*ENGINE, "strategies/", "scopes.py", "scope_ranking.py", "scope_expansion.py",
+        "search.py", "documents.py", "edges.py", "errors.py", "validation.py", "filters.py",
+        "dates.py", "lexical.py", "resolve.py", "text/")  # fmt: skip
+"""The core: the engine, strategies, scopes, search and the vocabulary."""
+MOVED = ("hoprag.traversal", "hoprag.rounds", "hoprag.frontier", "hoprag.speculation",
+         "hoprag.linking", "hoprag.phrases")  # fmt: skip
+"""Old module names kept as re-exports for users for one release; no module of hoprag's own
+may use them."""
+
+
+def _through_faces(path: Path) -> list[str]:
+    """The imports of `path` that go through the stores package's face (`hoprag.stores`,
+    which exports `CassandraStore` lazily) instead of `hoprag.stores.base`, or through a
+    moved module's old name."""
+    names = _imported(path)
+    faces = [
+        n
+        for n in names
+        if n == "hoprag.stores"
+        or n in (f"hoprag.stores.{x}" for x in ("CassandraStore", "MemoryStore", "RestrictedStore"))
+    ]
+    moved = [n for n in names if any(n == m or n.startswith(f"{m}.") for m in MOVED)]
+    return sorted({*faces, *moved})
+
+
+def test_the_core_imports_no_store_through_a_package_face_and_no_module_by_its_old_name() -> None:
+    leaks = {}
+    for path in _modules():
+        rel = path.relative_to(SRC).as_posix()
+        in_core = rel.startswith(CORE)
+        if rel in ("traversal.py", "rounds.py", "frontier.py", "speculation.py", "linking.py",
+                   "phrases.py"):  # fmt: skip
+            continue  # the re-exports themselves
+        bad = (
+            _through_faces(path)
+            if in_core
+            else [n for n in _through_faces(path) if n.split(".")[1] != "stores"]
+        )
+        if bad:
+            leaks[rel] = bad
+    assert leaks == {}
+
+
+def test_the_face_check_sees_a_store_imported_through_the_package(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from hoprag.stores import CassandraStore\nimport hoprag.rounds\n"
+        "def f():\n    from hoprag.linking import link_documents\n"
+    )
+    assert _through_faces(module) == [
+        "hoprag.linking", "hoprag.linking.link_documents", "hoprag.rounds", "hoprag.stores",
+        "hoprag.stores.CassandraStore",
+    ]  # fmt: skip

@@ -7,8 +7,8 @@ import pytest
 
 from hoprag.documents import Document, Path
 from hoprag.edges import Edges, IdEdge, MetadataEdge
+from hoprag.engine.frontier import Frontier, split_edges
 from hoprag.errors import InvalidInputError
-from hoprag.frontier import Frontier, split_edges
 
 
 def _no_edges(doc: Document) -> Edges:

@@ -1,7 +1,7 @@
 """Queries and rounds are counted by the round that sends them (#50 part 17, #51): a
-`hoprag.rounds.Round` counts what was added to it, rounds run inside another round count on its
-hop, and a traversal started from a scope reports the scope's rounds and queries on hop 0
-(MemoryStore; the same on the node in tests/integration/test_scopes_cassandra.py). No module
+`hoprag.engine.rounds.Round` counts what was added to it, rounds run inside another round count
+on its hop, and a traversal started from a scope reports the scope's rounds and queries on hop
+0 (MemoryStore; the same on the node in tests/integration/test_scopes_cassandra.py). No module
 of src/hoprag counts a query by hand."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from hoprag import Eager, Scope, asearch, atraverse
 from hoprag.embeddings.hash import HashEmbedding
-from hoprag.rounds import Round, Rounds
+from hoprag.engine.rounds import Round, Rounds
 from hoprag.stats import TraversalStats
 from hoprag.stores import MemoryStore
 from hoprag.testing.data import COMPLIANCE_DIM, compliance_documents

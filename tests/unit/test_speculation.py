@@ -13,8 +13,8 @@ from wrappers import RoundCountingStore
 
 import hoprag
 from hoprag import Beam, Document, Eager, Mmr, Scored, atraverse
+from hoprag.engine.speculation import DEFAULT_BUDGET, SLOW_LINK_SECONDS, plan_for
 from hoprag.errors import InvalidInputError
-from hoprag.speculation import DEFAULT_BUDGET, SLOW_LINK_SECONDS, plan_for
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 

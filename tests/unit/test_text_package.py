@@ -135,7 +135,7 @@ def test_the_text_package_imports_only_the_vocabulary_and_the_standard_library(
 
 def test_the_import_check_catches_stores_engine_commands_and_embeddings() -> None:
     source = (
-        "import numpy\nfrom hoprag.stores.base import Store\nimport hoprag.traversal\n"
+        "import numpy\nfrom hoprag.stores.base import Store\nimport hoprag.engine.traversal\n"
         "def f():\n    from hoprag.cli import main\n    from hoprag.embeddings import Model\n"
         "from . import x\n"
     )
@@ -143,8 +143,8 @@ def test_the_import_check_catches_stores_engine_commands_and_embeddings() -> Non
         ".",
         "hoprag.cli",
         "hoprag.embeddings",
+        "hoprag.engine.traversal",
         "hoprag.stores.base",
-        "hoprag.traversal",
         "numpy",
     ]
 

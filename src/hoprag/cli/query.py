@@ -105,7 +105,7 @@ async def run_traversal(
 ) -> tuple[list[Node], Any]:
     """Stream the traversal, printing each node as admitted with --stream (text output);
     returns the strategy's final list and the run's stats."""
-    from hoprag.traversal import astream
+    from hoprag.engine.traversal import astream
 
     live = args.stream and not args.json
     stream = astream(args.text, store=store, edges=edges, strategy=strategy, filter=flt,
@@ -192,7 +192,7 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     """Check every argument of `hoprag query` that needs no node (names, edges, filter,
     roots, strategy and its options, output flags): the edge function, filter and strategy."""
     from hoprag.edges import parse_edges
-    from hoprag.speculation import check_speculation
+    from hoprag.engine.speculation import check_speculation
     from hoprag.stores.cassandra.guards import check_overquery
     from hoprag.stores.cassandra.names import check_name
 

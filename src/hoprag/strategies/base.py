@@ -121,7 +121,7 @@ class RunState(ABC):
         self.tracker = Tracker(strategy.select_k, strategy.max_depth, strategy.max_traverse)
         self.look_ahead_factor = 1
         """Set by the coordinator: how much wider than its default a strategy's `likely_next`
-        may guess (2 when the run reads ahead over a slow link, see `hoprag.speculation`)."""
+        may guess (2 when the run reads ahead over a slow link, see `hoprag.engine.speculation`)."""
 
     @abstractmethod
     def iterate(self, nodes: Sequence[Node]) -> None:
@@ -207,7 +207,7 @@ class Strategy(ABC, metaclass=_StrategyMeta):
     limit). `lexical_k` more start nodes come from the store's lexical (BM25) search of the
     query text (0, the default: none; the store must keep a lexical index, as MemoryStore and a
     CassandraStore made with `lexical=True` do); every start's BM25 score, when the lexical
-    search's first `hoprag.traversal.LEXICAL_SCORE_DEPTH` hits hold it, is in
+    search's first `hoprag.engine.traversal.LEXICAL_SCORE_DEPTH` hits hold it, is in
     `extra_metadata["_lexical_score"]`. Instances are immutable and reusable; run state lives
     in `start_run`'s result."""
 

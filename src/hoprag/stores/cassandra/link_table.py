@@ -1,8 +1,8 @@
 """Edges from plain text for a table already loaded (`hoprag link --table`): every document is
 read page by page (`CassandraStore.adocuments`), linked in memory as a file is
-(`hoprag.linking.link_documents`, optionally `hoprag.phrases.link_phrases`), and the documents
-whose metadata changed get it replaced in place (`CassandraStore.aupdate_metadata`: content,
-embedding and lexical terms untouched, tokens and declared fields follow).
+(`hoprag.text.linking.link_documents`, optionally `hoprag.text.phrases.link_phrases`), and the
+documents whose metadata changed get it replaced in place (`CassandraStore.aupdate_metadata`:
+content, embedding and lexical terms untouched, tokens and declared fields follow).
 
 A field the table's documents already hold is refused, naming it and how many hold it,
 unless `overwrite` is given: linking would replace what they hold. Linking reads only titles
@@ -19,8 +19,7 @@ from typing import Any
 
 from hoprag.documents import Document
 from hoprag.errors import invalid
-from hoprag.linking import LinkReport, check_link_options, link_documents
-from hoprag.phrases import link_phrases
+from hoprag.text import LinkReport, check_link_options, link_documents, link_phrases
 
 
 @dataclass(frozen=True)

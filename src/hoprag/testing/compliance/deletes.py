@@ -15,6 +15,7 @@ import pytest
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
 from hoprag.embeddings.hash import HashEmbedding
+from hoprag.engine.traversal import atraverse
 from hoprag.errors import InvalidInputError
 from hoprag.scopes import Scope
 from hoprag.search import asearch
@@ -34,7 +35,6 @@ from hoprag.testing.data import (
     compliance_documents,
     resolve_documents,
 )
-from hoprag.traversal import atraverse
 
 EDGES = [("keywords", "keywords"), ("cites", "$id"), ("$id", "cites")]
 """Edges over list values and ids in both directions: a deleted document is a target of

@@ -10,6 +10,7 @@ import pytest
 
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
+from hoprag.engine.traversal import atraverse
 from hoprag.errors import InvalidInputError
 from hoprag.filters import MAX_BRANCHES, compile_filter, matches
 from hoprag.stores.base import Store
@@ -24,7 +25,6 @@ from hoprag.testing.compliance.support import (
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
 )
-from hoprag.traversal import atraverse
 from hoprag.validation import MAX_INT, MIN_INT
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from hoprag.documents import Document
+from hoprag.engine.traversal import atraverse
 from hoprag.errors import InvalidInputError
 from hoprag.filters import compile_filter, matches
 from hoprag.lexical import Bm25Index
@@ -23,7 +24,6 @@ from hoprag.testing.compliance.support import (
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
 )
-from hoprag.traversal import atraverse
 
 
 class LexicalCompliance(Contract):

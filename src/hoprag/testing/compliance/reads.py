@@ -11,6 +11,7 @@ import pytest
 
 from hoprag.documents import Document
 from hoprag.edges import IdEdge, MetadataEdge
+from hoprag.engine.traversal import atraverse
 from hoprag.errors import InvalidInputError
 from hoprag.filters import compile_filter
 from hoprag.stores.base import PreparedQuery, Store
@@ -29,7 +30,6 @@ from hoprag.testing.data import (
     COMPLIANCE_DIM,
     compliance_documents,
 )
-from hoprag.traversal import atraverse
 from hoprag.validation import MAX_K
 
 

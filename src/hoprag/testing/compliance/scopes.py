@@ -9,6 +9,7 @@ import pytest
 
 from hoprag.documents import Document
 from hoprag.edges import IdEdge, MetadataEdge, MetadataEdgeFunction
+from hoprag.engine.traversal import atraverse
 from hoprag.errors import InvalidInputError
 from hoprag.filters import compile_filter, matches
 from hoprag.scopes import Scope, ScopeTooLargeError
@@ -29,7 +30,6 @@ from hoprag.testing.compliance.support import (
 from hoprag.testing.data import (
     compliance_documents,
 )
-from hoprag.traversal import atraverse
 
 
 class ScopeCompliance(Contract):
