@@ -93,11 +93,29 @@ class CassandraConfig(BaseModel):
     (docs/benchmarks.md): worth trying where some values are shared by a percent or more of
     many documents."""
 
+    astra: bool = Field(False, description=_BOOL)
+    """Hold the store to Astra DB Serverless's rules (`astra.py`; on in
+    `CassandraStore.from_astra`): writes at LOCAL_QUORUM unless `write_consistency` names
+    another level Astra accepts (ONE, ANY and LOCAL_ONE are refused), the store's own session
+    at that level, and a schema that would take the database past Astra's table or SAI index
+    limits refused before anything is created."""
+
     def __init__(self, **data: Any) -> None:
         try:
             super().__init__(**data)
         except ValidationError as exc:
             raise _translate(exc) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _astra_writes(cls, data: Any) -> Any:
+        """In Astra mode, writes default to the level Astra wants (`astra.WRITE_CONSISTENCY`)."""
+        if isinstance(data, dict) and data.get("astra") is True:
+            if data.get("write_consistency") is None:
+                from hoprag.stores.cassandra.astra import WRITE_CONSISTENCY
+
+                return {**data, "write_consistency": WRITE_CONSISTENCY}
+        return data
 
     @field_validator("keyspace", "table", mode="before")
     @classmethod
@@ -152,6 +170,20 @@ class CassandraConfig(BaseModel):
             raise invalid("lexical", True, "False unless mode='hoprag'", hint=hint)
         return self
 
+    @model_validator(mode="after")
+    def _astra_accepts_the_writes(self) -> CassandraConfig:
+        """In Astra mode, a write consistency Astra refuses is refused here."""
+        from hoprag.stores.cassandra.astra import REFUSED_WRITE_CONSISTENCY
+
+        if self.astra and self.write_consistency in REFUSED_WRITE_CONSISTENCY:
+            raise invalid(
+                "write_consistency", self.write_consistency,
+                "a level Astra DB accepts for writes (not ONE, ANY or LOCAL_ONE) when astra=True",
+                hint="Astra DB Serverless refuses writes at ONE, ANY and LOCAL_ONE; LOCAL_QUORUM "
+                "is its default",
+            )  # fmt: skip
+        return self
+
 
 class CassandraOptions(TypedDict, total=False):
     """`CassandraConfig`'s fields other than keyspace and table, as keyword arguments."""
@@ -171,6 +203,7 @@ class CassandraOptions(TypedDict, total=False):
     wait_indexes: bool
     ann_overquery: int
     candidate_pool: int
+    astra: bool
 
 
 def _translate(exc: ValidationError) -> InvalidInputError:

@@ -1,7 +1,10 @@
 """Opening and closing a CassandraStore: its session (given, or connected here and then owned),
 the set-up of its table once per store (keyspace, table, indexes, declared fields, the lexical
 index, the executor's prepared statements), guarded by a lock so that concurrent first calls
-set up once, and closing. `CassandraStore` holds one `Opening`."""
+set up once, and closing. `CassandraStore` holds one `Opening`. In Astra mode
+(`CassandraConfig.astra`) the session it opens reads and writes at the config's write
+consistency, and the set-up's tables and indexes are counted against Astra's limits before
+anything is created (`astra.check_store_budget`)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hoprag.embeddings.base import embed_query
 from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
-from hoprag.stores.cassandra import declare
+from hoprag.stores.cassandra import astra, declare
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.schema import existing_dimension, open_lexical_index, setup_table
@@ -89,10 +92,15 @@ class Opening:
     def _open(self, embedding: Any) -> int:
         config, layout = self.config, self.layout
         if self.session is None:
-            self.session = connect(self.contact_points, connection=self.connection)
+            level = config.write_consistency if config.astra else None
+            self.session = connect(
+                self.contact_points, connection=self.connection, consistency=level
+            )
         self.session = self.executor.open(self.session, self.contact_points)
         existed = existing_dimension(self.session, layout, config.mode) is not None
         layout.lexical = config.lexical and not existed
+        if config.astra and config.create_schema:
+            astra.check_store_budget(self.session, layout, config, existed)
         if config.mode == "hoprag":  # before the set-up creates the table
             declare.refuse_foreign_catalogue(self.session, layout, config.field_kinds)
         dimension = setup_table(self.session, layout, config, lambda: probe_dimension(embedding))

@@ -173,13 +173,30 @@ def execute_ddl(
     )
 
 
+_CREATE_KEYSPACE = re.compile(r"CREATE KEYSPACE IF NOT EXISTS (\w+)\b", re.IGNORECASE)
+
+
+def keyspace_exists(session: Any, keyspace: str) -> bool:
+    """Whether `keyspace` exists, asked of the node (`system_schema.keyspaces`)."""
+    rows = session.execute(
+        "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = %s", (keyspace,)
+    )
+    return bool(list(rows))
+
+
 def execute_ddl_all(session: Any, statements: list[str], timeout: float = DDL_TIMEOUT_S) -> None:
     """Run DDL statements in order, all on the node that ran the first while it is up: each
     statement then finds what the ones before it created, even where the driver saw schema
     agreement that a loaded node had not reached yet (CREATE TABLE answered 'keyspace does
-    not exist' right after CREATE KEYSPACE)."""
+    not exist' right after CREATE KEYSPACE). A `CREATE KEYSPACE IF NOT EXISTS` of a keyspace
+    that exists is not sent: Cassandra checks the CREATE permission on all keyspaces before
+    looking, so a role that may only use its keyspace (Astra DB's, a locked-down cluster's)
+    would be refused."""
     host = None
     for statement in statements:
+        made = _CREATE_KEYSPACE.match(statement)
+        if made and keyspace_exists(session, made.group(1).lower()):
+            continue
         pinned = host if host is not None and getattr(host, "is_up", False) else None
         ran_on = execute_ddl(session, statement, timeout, host=pinned)
         host = host or ran_on

@@ -22,12 +22,14 @@ prepared INSERTs with up to `max_in_flight` in flight.
 Modes: `mode="hoprag"` (default) uses hoprag's table (cql/documents.cql); `mode="cassio"` reads
 and writes tables that LangChain's `Cassandra` vector store (cassio's
 `MetadataVectorCassandraTable`) wrote, see `from_langchain_table`. `from_astra` connects
-through `cassio.init(token=..., database_id=...)`."""
+through `cassio.init(token=..., database_id=...)` or a secure-connect bundle and a token, and
+holds the store to Astra DB's rules (`astra.py`)."""
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, Unpack
 
@@ -38,6 +40,7 @@ from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter, Filter, compile_filter
 from hoprag.resolve import Candidate, check_resolve
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store, check_delete
+from hoprag.stores.cassandra.astra import astra_session, close_on_error
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.deleting import TableDeleter
@@ -49,7 +52,6 @@ from hoprag.stores.cassandra.parts import TableFacts, TableParts
 from hoprag.stores.cassandra.pending import Ledger
 from hoprag.stores.cassandra.query import CassandraQuery
 from hoprag.stores.cassandra.resolving import resolve_declared
-from hoprag.stores.cassandra.session import connect_astra
 from hoprag.stores.cassandra.writing import TableWriter
 from hoprag.sync import in_running_loop, run_sync
 from hoprag.validation import check_documents, check_int
@@ -123,20 +125,30 @@ class CassandraStore(TableFacts, Store):
         embedding: Any,
         *,
         token: str,
-        database_id: str,
         keyspace: str,
         table: str,
+        database_id: str | None = None,
+        secure_connect_bundle: str | os.PathLike[str] | None = None,
         mode: Mode = "hoprag",
         **kwargs: Any,
     ) -> CassandraStore:
-        """A store on Astra DB, over the session `cassio.init` makes (`session.connect_astra`,
-        which says what it needs). The keyspace must exist; the table and its indexes are
-        created when missing, and their readiness is not polled (Astra has no
-        `system_views.sai_column_indexes`). The session is cassio's: `close()` leaves it."""
-        session = connect_astra(token, database_id, keyspace)
-        kwargs.setdefault("create_keyspace", False)
-        kwargs.setdefault("wait_indexes", False)
-        return cls(embedding, keyspace=keyspace, table=table, session=session, mode=mode, **kwargs)
+        """A store on Astra DB in Astra mode (`astra=True`: writes at LOCAL_QUORUM, the schema
+        checked against Astra's table and index limits before anything is created;
+        `astra.py`). With `database_id` the session is the one `cassio.init` makes
+        (`session.connect_astra`; cassio's: `close()` leaves it); with `secure_connect_bundle`
+        (a bundle zip) it is the driver's cloud connection with `token`
+        (`session.connect_bundle`; the store's: `close()` shuts it down). One of the two is
+        needed. The keyspace must exist; the table and its indexes are created when missing,
+        and their readiness is not polled (Astra has no `system_views.sai_column_indexes`)
+        unless `wait_indexes=True`."""
+        session, owned = astra_session(token, keyspace, database_id, secure_connect_bundle)
+        for option, value in (("create_keyspace", False), ("wait_indexes", False), ("astra", True)):
+            kwargs.setdefault(option, value)
+        with close_on_error(session if owned else None):
+            store = cls(embedding, keyspace=keyspace, table=table, session=session, mode=mode,
+                        **kwargs)  # fmt: skip
+        store._parts.opening.owns_session = owned
+        return store
 
     def setup(self) -> None:
         """Connect, create the schema when missing, wait for the indexes (blocking,
