@@ -38,10 +38,10 @@ BASE = ""
 """The key of the base requirements in `declared()`'s answer."""
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "langchain.py": ("langchain",),
+    "integrations/langchain.py": ("langchain",),
     "tools/langchain.py": ("langchain",),
     "tools/tool.py": ("langchain",),  # SearchTool.as_langchain()
-    "llamaindex.py": ("llamaindex",),
+    "integrations/llamaindex.py": ("llamaindex",),
     "tools/mcp.py": ("mcp",),
     "telemetry.py": ("otel",),
     "embeddings/minilm.py": ("minilm",),

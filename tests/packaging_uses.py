@@ -84,8 +84,8 @@ def base() -> dict[str, Any]:
 
 
 def langchain() -> dict[str, Any]:
-    """`hoprag.langchain.GraphRetriever`, a LangChain retriever, invoked."""
-    from hoprag.langchain import GraphRetriever
+    """`hoprag.integrations.langchain.GraphRetriever`, a LangChain retriever, invoked."""
+    from hoprag.integrations.langchain import GraphRetriever
 
     retriever = GraphRetriever(store=_store(), edges=EDGES, strategy=_strategy(), k=3)
     docs = retriever.invoke(QUERY)
@@ -93,8 +93,8 @@ def langchain() -> dict[str, Any]:
 
 
 def llamaindex() -> dict[str, Any]:
-    """`hoprag.llamaindex.GraphRetriever`, a LlamaIndex retriever, asked."""
-    from hoprag.llamaindex import GraphRetriever
+    """`hoprag.integrations.llamaindex.GraphRetriever`, a LlamaIndex retriever, asked."""
+    from hoprag.integrations.llamaindex import GraphRetriever
 
     retriever = GraphRetriever(store=_store(), edges=EDGES, strategy=_strategy(), k=3)
     found = retriever.retrieve(QUERY)

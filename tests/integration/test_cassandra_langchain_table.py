@@ -164,7 +164,7 @@ async def test_cassio_mode_writes_rows_langchain_can_read(
 async def test_graph_retriever_works_over_a_langchain_table(
     stores: tuple[CassandraStore, CassandraStore],
 ) -> None:
-    from hoprag.langchain import GraphRetriever
+    from hoprag.integrations.langchain import GraphRetriever
 
     cassio_store, own = stores
     strategy = hoprag.Eager(select_k=8, start_k=2, adjacent_k=6, max_depth=2)

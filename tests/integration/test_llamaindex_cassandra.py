@@ -1,7 +1,7 @@
-"""hoprag.llamaindex.GraphRetriever on a real Cassandra 5.0 node and on MemoryStore holding the
-same documents: `retrieve` and `aretrieve` return the ids, depths, paths and scores that
-`atraverse` returns for the same call, options given per call included, and a bad option is
-refused naming it before anything reaches the node."""
+"""hoprag.integrations.llamaindex.GraphRetriever on a real Cassandra 5.0 node and on
+MemoryStore holding the same documents: `retrieve` and `aretrieve` return the ids, depths,
+paths and scores that `atraverse` returns for the same call, options given per call included,
+and a bad option is refused naming it before anything reaches the node."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import hoprag
 from hoprag import Node
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
-from hoprag.llamaindex import GraphRetriever
+from hoprag.integrations.llamaindex import GraphRetriever
 from hoprag.stores import MemoryStore
 from hoprag.stores.base import Store
 from hoprag.stores.cassandra.store import CassandraStore

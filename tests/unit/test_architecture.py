@@ -149,8 +149,13 @@ def test_no_class_in_src_is_over_400_lines() -> None:
     assert long == []
 
 
-_FRAMEWORKS = {"langchain.py": "langchain", "llamaindex.py": "llama_index"}
-"""Each framework retriever and the framework it alone may import."""
+_FRAMEWORKS = {
+    "integrations/langchain.py": "langchain",
+    "integrations/llamaindex.py": "llama_index",
+}
+"""Each framework retriever (in `hoprag/integrations/`) and the framework it alone may
+import."""
+_OPTIONS = "integrations/retriever_options.py"
 
 
 def _forbidden(module: str) -> list[str]:
@@ -159,15 +164,20 @@ def _forbidden(module: str) -> list[str]:
         name
         for retriever, framework in _FRAMEWORKS.items()
         if retriever != module
-        for name in (framework, f"hoprag.{Path(retriever).stem}")
+        for name in (
+            framework,
+            f"hoprag.integrations.{Path(retriever).stem}",
+            f"hoprag.{Path(retriever).stem}",
+        )
     ]
 
 
 def test_each_framework_retriever_imports_only_its_own_framework() -> None:
     """The LangChain and LlamaIndex retrievers share their option checks through
-    `hoprag.retriever_options`, which imports neither framework; neither imports the other."""
+    `hoprag.integrations.retriever_options`, which imports neither framework; neither imports
+    the other."""
     leaks = {}
-    for module in (*_FRAMEWORKS, "retriever_options.py"):
+    for module in (*_FRAMEWORKS, _OPTIONS):
         forbidden = _forbidden(module)
         names = sorted(
             n
@@ -180,9 +190,10 @@ def test_each_framework_retriever_imports_only_its_own_framework() -> None:
 
 
 def test_the_framework_check_sees_a_retriever_importing_another() -> None:
-    assert "hoprag.langchain" in _forbidden("llamaindex.py")
-    assert {"langchain", "llama_index"} <= set(_forbidden("retriever_options.py"))
-    assert "llama_index" not in _forbidden("llamaindex.py")
+    llamaindex = "integrations/llamaindex.py"
+    assert {"hoprag.integrations.langchain", "hoprag.langchain"} <= set(_forbidden(llamaindex))
+    assert {"langchain", "llama_index"} <= set(_forbidden(_OPTIONS))
+    assert "llama_index" not in _forbidden(llamaindex)
 
 
 def test_the_engine_package_has_a_small_public_face() -> None:
@@ -199,7 +210,8 @@ CORE = (*ENGINE, "strategies/", "scopes.py", "scope_ranking.py", "scope_expansio
         "dates.py", "lexical.py", "resolve.py", "text/")  # fmt: skip
 """The core: the engine, strategies, scopes, search and the vocabulary."""
 MOVED = ("hoprag.traversal", "hoprag.rounds", "hoprag.frontier", "hoprag.speculation",
-         "hoprag.linking", "hoprag.phrases")  # fmt: skip
+         "hoprag.linking", "hoprag.phrases", "hoprag.langchain", "hoprag.llamaindex",
+         "hoprag.retriever_options")  # fmt: skip
 """Old module names kept as re-exports for users for one release; no module of hoprag's own
 may use them."""
 
@@ -225,7 +237,8 @@ def test_the_core_imports_no_store_through_a_package_face_and_no_module_by_its_o
         rel = path.relative_to(SRC).as_posix()
         in_core = rel.startswith(CORE)
         if rel in ("traversal.py", "rounds.py", "frontier.py", "speculation.py", "linking.py",
-                   "phrases.py"):  # fmt: skip
+                   "phrases.py", "langchain.py", "llamaindex.py",
+                   "retriever_options.py"):  # fmt: skip
             continue  # the re-exports themselves
         bad = (
             _through_faces(path)

@@ -69,7 +69,10 @@ def test_an_extras_module_is_declared_only_in_the_files_of_that_extra(
 ) -> None:
     src = _tree(
         tmp_path,
-        {"langchain.py": "import langchain_core\n", "search.py": "import langchain_core\n"},
+        {
+            "integrations/langchain.py": "import langchain_core\n",
+            "search.py": "import langchain_core\n",
+        },
     )
     requires = ['langchain-core>=0.3; extra == "langchain"']
     problems = check.undeclared(src, requires, {"langchain_core": ["langchain-core"]})

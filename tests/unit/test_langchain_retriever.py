@@ -1,5 +1,5 @@
-"""hoprag.langchain.GraphRetriever: a LangChain retriever whose documents carry depth, score
-and path."""
+"""hoprag.integrations.langchain.GraphRetriever: a LangChain retriever whose documents carry
+depth, score and path."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from langchain_core.documents import Document as LCDocument
 from hoprag import Eager, Mmr, Scored, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
-from hoprag.langchain import GraphRetriever
+from hoprag.integrations.langchain import GraphRetriever
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 

@@ -1,4 +1,4 @@
-"""hoprag.langchain.GraphRetriever against LangChain's own standard retriever tests
+"""hoprag.integrations.langchain.GraphRetriever against LangChain's own standard retriever tests
 (`langchain-tests`' RetrieversIntegrationTests, run here over a MemoryStore): `k` at
 construction and per call, Documents from invoke and ainvoke, and no standard test overridden."""
 
@@ -11,7 +11,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from hoprag import Eager
 from hoprag.embeddings import HashEmbedding
-from hoprag.langchain import GraphRetriever
+from hoprag.integrations.langchain import GraphRetriever
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 

@@ -1,6 +1,6 @@
-"""hoprag.llamaindex.GraphRetriever on MemoryStore: LlamaIndex nodes carrying the traversal's
-ids, depths, paths and scores, per-call options through `with_options`, and errors that name
-the option."""
+"""hoprag.integrations.llamaindex.GraphRetriever on MemoryStore: LlamaIndex nodes carrying the
+traversal's ids, depths, paths and scores, per-call options through `with_options`, and errors
+that name the option."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from hoprag import Eager, Mmr, Node, Scored, Strategy, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
-from hoprag.langchain import GraphRetriever as LangChainRetriever
-from hoprag.llamaindex import GraphRetriever
+from hoprag.integrations.langchain import GraphRetriever as LangChainRetriever
+from hoprag.integrations.llamaindex import GraphRetriever
 from hoprag.stores import MemoryStore
 from shared_data import graph_documents
 
@@ -189,16 +189,18 @@ def test_without_llama_index_the_import_error_names_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "llama_index.core.retrievers", None)
-    monkeypatch.delitem(sys.modules, "hoprag.llamaindex")
+    monkeypatch.delitem(sys.modules, "hoprag.integrations.llamaindex")
     with pytest.raises(ImportError, match=re.escape("install hoprag's llamaindex extra")):
-        importlib.import_module("hoprag.llamaindex")
+        importlib.import_module("hoprag.integrations.llamaindex")
     monkeypatch.undo()
-    assert importlib.import_module("hoprag.llamaindex").GraphRetriever is GraphRetriever
+    assert (
+        importlib.import_module("hoprag.integrations.llamaindex").GraphRetriever is GraphRetriever
+    )
 
 
 def _readme_block() -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    (block,) = [b for b in blocks if "hoprag.llamaindex" in b]
+    (block,) = [b for b in blocks if "hoprag.integrations.llamaindex" in b]
     return block
 
 
