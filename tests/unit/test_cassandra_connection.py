@@ -238,3 +238,66 @@ def test_a_store_rejects_connection_options_beside_a_session_without_showing_the
     with pytest.raises(InvalidInputError, match="a ConnectionOptions or None"):
         CassandraStore(HashEmbedding(8), keyspace="k", table="t",
                        connection={"username": "alice"})  # type: ignore[arg-type]  # fmt: skip
+
+
+# --- Astra: the session's consistency and the secure-connect bundle (#54) -----------------------
+
+
+def test_a_session_runs_at_the_consistency_it_is_given_else_the_environments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cassandra import ConsistencyLevel
+
+    from hoprag.stores.cassandra.session import CONSISTENCY_ENV, default_consistency
+
+    monkeypatch.delenv(CONSISTENCY_ENV, raising=False)
+    assert default_consistency(None) is None  # the driver's own default (LOCAL_ONE)
+    monkeypatch.setenv(CONSISTENCY_ENV, "local_quorum")
+    assert default_consistency(None) == ConsistencyLevel.LOCAL_QUORUM
+    assert default_consistency("each_quorum") == ConsistencyLevel.EACH_QUORUM
+    monkeypatch.setenv(CONSISTENCY_ENV, "SOMETIMES")
+    with pytest.raises(InvalidInputError, match=CONSISTENCY_ENV) as caught:
+        default_consistency(None)
+    assert caught.value.argument == CONSISTENCY_ENV
+    with pytest.raises(InvalidInputError, match="consistency must be one of"):
+        default_consistency("SOMETIMES")
+
+
+def test_from_astra_takes_a_database_id_or_a_bundle_never_both_nor_neither(
+    tmp_path: Path,
+) -> None:
+    from hoprag.embeddings import HashEmbedding
+    from hoprag.stores.cassandra.store import CassandraStore
+
+    zip_path = tmp_path / "secure-connect.zip"
+    zip_path.write_bytes(b"not a zip")
+    for extra in ({}, {"database_id": "db", "secure_connect_bundle": str(zip_path)}):
+        with pytest.raises(InvalidInputError, match="one of the two"):
+            CassandraStore.from_astra(HashEmbedding(4), token=SECRET, keyspace="ks", table="t",
+                                      **extra)  # fmt: skip
+    with pytest.raises(InvalidInputError, match="the path of a bundle zip"):
+        CassandraStore.from_astra(HashEmbedding(4), token=SECRET, keyspace="ks", table="t",
+                                  secure_connect_bundle=str(tmp_path / "missing.zip"))  # fmt: skip
+    with pytest.raises(InvalidInputError, match="a secure-connect bundle") as caught:
+        CassandraStore.from_astra(HashEmbedding(4), token=SECRET, keyspace="ks", table="t",
+                                  secure_connect_bundle=str(zip_path))  # fmt: skip
+    assert SECRET not in str(caught.value)
+
+
+def test_a_bundle_whose_metadata_service_does_not_answer_says_so_without_the_token(
+    tmp_path: Path, pem: dict[str, str]
+) -> None:
+    import json
+    import zipfile
+
+    from hoprag.stores.cassandra.session import connect_bundle
+
+    bundle = tmp_path / "secure-connect.zip"
+    with zipfile.ZipFile(bundle, "w") as z:
+        z.writestr("config.json", json.dumps({"host": "127.0.0.1", "port": 1}))
+        z.write(pem["cert"], "ca.crt")
+        z.write(pem["cert"], "cert")
+        z.write(pem["key"], "key")
+    with pytest.raises(StoreUnavailableError, match="metadata service") as caught:
+        connect_bundle(bundle, SECRET, connect_timeout=2.0)
+    assert SECRET not in str(caught.value) and "secure-connect.zip" in str(caught.value)
