@@ -316,6 +316,31 @@ async def wait_hosts_up(session: Any, want: int, within: float) -> None:
         await asyncio.sleep(0.5)
 
 
+async def wait_gossip_all_up(within: float) -> dict[str, str]:
+    """Wait until each node's own view (`nodetool status` on it) shows the three nodes Up and
+    Normal, for up to `within` seconds: a read at ALL fails with Unavailable at a coordinator
+    that still sees a replica as down, whatever the driver sees. Each node's last view (the
+    count of UN lines, or the error), for the report."""
+    deadline = time.monotonic() + within
+    while True:
+        results = await asyncio.gather(*(
+            asyncio.to_thread(launcher, "nodetool", "--node", str(i), "status", timeout=120)
+            for i in (1, 2, 3)
+        ))  # fmt: skip
+        views = {
+            f"node {i}": (
+                f"{sum(ln.startswith('UN') for ln in r.stdout.splitlines())} UN"
+                if r.returncode == 0
+                else f"error: {r.stderr.strip()[-200:]}"
+            )
+            for i, r in zip((1, 2, 3), results, strict=True)
+        }
+        if all(v == "3 UN" for v in views.values()) or time.monotonic() > deadline:
+            say(f"gossip views before the check: {views}")
+            return views
+        await asyncio.sleep(2)
+
+
 # -- the workload --------------------------------------------------------------------------------
 
 
@@ -655,22 +680,20 @@ class Soak:
         """Read every id with `stmt`; the answers, how many reads were sent again and the seconds
         spent retrying. A read that fails (Unavailable while a coordinator still sees a replica
         as down, a replica slow past the server's timeout) says nothing about the data: the
-        failed ones are read again, 8 at a time, with a growing pause, for up to VERIFY_WITHIN
-        seconds; only a read that never answers counts as unreadable."""
+        failed ones are read again, 8 at a time, each retry round sending every read to another
+        node as coordinator (every node holds every row: RF 3), with a growing pause, for up to
+        VERIFY_WITHIN seconds; only a read that never answers counts as unreadable. What each
+        coordinator answered on the retries is kept in `self.retry_answers`."""
         from cassandra.concurrent import execute_concurrent_with_args
 
         answers: dict[str, tuple[bool, Any]] = {}
-        todo, retries, pause = ids, 0, 2.0
+        todo, retries, pause, turn = ids, 0, 2.0, 0
         began = time.monotonic()
+        results = await asyncio.to_thread(
+            execute_concurrent_with_args, self.session, stmt, [(i,) for i in todo],
+            concurrency=64, raise_on_first_error=False,
+        )  # fmt: skip
         while True:
-            results = await asyncio.to_thread(
-                execute_concurrent_with_args,
-                self.session,
-                stmt,
-                [(i,) for i in todo],
-                concurrency=64 if todo is ids else 8,
-                raise_on_first_error=False,
-            )
             for doc_id, (ok, rows) in zip(todo, results, strict=True):
                 answers[doc_id] = (ok, rows if not ok else list(rows))
             todo = [i for i in todo if not answers[i][0]]
@@ -678,10 +701,36 @@ class Soak:
             if not todo or time.monotonic() - began + pause > VERIFY_WITHIN:
                 return answers, retries, waited
             kinds = Counter(type(answers[i][1]).__name__ for i in todo)
-            say(f"  {len(todo)} reads at ALL failed ({dict(kinds)}); again in {pause:.0f} s")
+            first = str(answers[todo[0]][1])[:300]
+            say(f"  {len(todo)} reads at ALL failed ({dict(kinds)}; first: {first}); "
+                f"again in {pause:.0f} s through each node in turn")  # fmt: skip
             retries += len(todo)
             await asyncio.sleep(pause)
             pause = min(pause * 2, 30.0)
+            results = await self._read_through_each_node(stmt, todo, turn)
+            turn += 1
+
+    async def _read_through_each_node(
+        self, stmt: Any, ids: list[str], turn: int
+    ) -> list[tuple[bool, Any]]:
+        """Each id read with `stmt` at another node as coordinator (`turn` rotates them), 8 at
+        a time; (ok, rows or error) per id, each coordinator's answers counted."""
+        hosts = sorted(self.session.cluster.metadata.all_hosts(), key=lambda h: str(h.address))
+        gate = asyncio.Semaphore(8)
+
+        async def one(k: int, doc_id: str) -> tuple[bool, Any]:
+            host = hosts[(turn + k) % len(hosts)]
+            async with gate:
+                try:
+                    rows = await asyncio.to_thread(self.session.execute, stmt, (doc_id,), host=host)
+                    out: tuple[bool, Any] = (True, rows)
+                except Exception as exc:
+                    out = (False, exc)
+            key = f"{host.address} {'ok' if out[0] else type(out[1]).__name__}"
+            self.retry_answers[key] = self.retry_answers.get(key, 0) + 1
+            return out
+
+        return list(await asyncio.gather(*(one(k, i) for k, i in enumerate(ids))))
 
     async def verify(self) -> dict[str, Any]:
         """Read every acknowledged document at ALL and compare checksums."""
@@ -692,6 +741,8 @@ class Soak:
         )
         stmt.consistency_level = ConsistencyLevel.ALL
         ids = list(self.run.checksums)
+        self.retry_answers: dict[str, int] = {}
+        self.gossip = await wait_gossip_all_up(within=120)
         answers, retries, waited = await self._read_all_at_all(stmt, ids)
         missing, corrupted, unreadable = [], [], []
         for doc_id in ids:
@@ -714,6 +765,8 @@ class Soak:
             "unreadable": len(unreadable),
             "reads_retried": retries,
             "retry_seconds": round(waited, 1),
+            "retry_answers": dict(sorted(self.retry_answers.items())),
+            "gossip": self.gossip,
             "examples": (missing + corrupted + unreadable)[:10],
         }
 
@@ -945,6 +998,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{check['unreadable']} unreadable ({check['reads_retried']} reads sent again "
         f"over {check['retry_seconds']:.0f} s)"
     )
+    if check["retry_answers"]:
+        print(f"retried reads by coordinator: {check['retry_answers']}; gossip: {check['gossip']}")
     say(f"figures written to {args.json} ({report['seconds']:.0f} s in all)")
     for line in problems:
         say(f"PROBLEM: {line}")

@@ -7,6 +7,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 from types import ModuleType
 
@@ -168,6 +169,40 @@ class _Clock:
         self.now += seconds
 
 
+class _Host:
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+
+class _ThreeNodes:
+    """A driver session whose three nodes answer reads at ALL: `d2` is Unavailable through
+    every coordinator until `passes` holds more than `failing_passes` rounds."""
+
+    def __init__(self, passes: list[list[str]], failing_passes: int) -> None:
+        self.passes = passes
+        self.failing = failing_passes
+        self.hosts = [_Host(f"127.0.0.3{n}") for n in (1, 2, 3)]
+        self.cluster = types.SimpleNamespace(
+            metadata=types.SimpleNamespace(all_hosts=lambda: list(self.hosts))
+        )
+        self.coordinators: list[str] = []
+
+    def answer(self, doc_id: str) -> tuple[bool, object]:
+        from cassandra import Unavailable
+
+        down = len(self.passes) <= self.failing
+        return (False, Unavailable("a replica is down")) if doc_id == "d2" and down else (
+            True, [(doc_id,)])  # fmt: skip
+
+    def execute(self, stmt: object, params: tuple, host: _Host) -> list:
+        self.passes.append([params[0]])
+        self.coordinators.append(host.address)
+        ok, out = self.answer(params[0])
+        if not ok:
+            raise out  # type: ignore[misc]
+        return out  # type: ignore[return-value]
+
+
 @pytest.mark.parametrize(
     ("failing_passes", "unreadable"),
     [(0, 0), (1, 0), (6, 0), (100, 1)],  # six passes outlast the old five retries
@@ -178,30 +213,29 @@ def test_the_final_check_reads_a_failed_read_at_all_again_until_its_time_is_up(
     import asyncio
 
     import cassandra.concurrent
-    from cassandra import Unavailable
 
     soak = _soak_module()
     clock = _Clock()
     monkeypatch.setattr(soak.time, "monotonic", clock.monotonic)
     monkeypatch.setattr(soak.asyncio, "sleep", clock.sleep)
     passes: list[list[str]] = []
+    session = _ThreeNodes(passes, failing_passes)
 
-    def execute(session: object, stmt: object, params: list, **kw: object) -> list:
-        ids = [p[0] for p in params]
-        passes.append(ids)
-        down = len(passes) <= failing_passes
-        return [
-            (False, Unavailable("a replica is down")) if i == "d2" and down else (True, [(i,)])
-            for i in ids
-        ]
+    def execute(session_: object, stmt: object, params: list, **kw: object) -> list:
+        passes.append([p[0] for p in params])
+        return [session.answer(p[0]) for p in params]
 
     monkeypatch.setattr(cassandra.concurrent, "execute_concurrent_with_args", execute)
     check = soak.Soak.__new__(soak.Soak)
-    check.session = object()
+    check.session = session
+    check.retry_answers = {}
     answers, retries, waited = asyncio.run(check._read_all_at_all("stmt", ["d1", "d2", "d3"]))
     assert passes[0] == ["d1", "d2", "d3"] and all(p == ["d2"] for p in passes[1:])
     assert [i for i, (ok, _) in answers.items() if not ok] == ["d2"][:unreadable]
     assert retries == len(passes) - 1
     assert waited <= soak.VERIFY_WITHIN
+    # Each retry round sends the read through the next node as coordinator.
+    assert session.coordinators == [f"127.0.0.3{1 + k % 3}" for k in range(retries)]
+    assert sum(check.retry_answers.values()) == retries
     if unreadable:  # it gave up only when the next pause would pass the deadline
         assert clock.now > soak.VERIFY_WITHIN - 30
