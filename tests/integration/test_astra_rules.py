@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from hoprag import Eager, traverse
+from hoprag import Eager, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError, StoreUnavailableError
 from hoprag.stores.cassandra import astra
@@ -433,10 +434,27 @@ def _metadata_server(port: int, metadata: dict[str, Any], tls: Path, key: Path) 
     return server
 
 
-def test_from_astra_loads_and_traverses_through_a_secure_connect_bundle(
+async def _copy(source: CassandraStore, target: CassandraStore) -> int:
+    """docs/astra.md's recipe for moving a table: every document of `source`, a page at a time,
+    with its embedding (so nothing is embedded again), added to `target`; how many."""
+    copied = 0
+    async for page in source.adocuments():
+        hits = await source.aget([d.id for d in page], include_embeddings=True)
+        await target.aadd([h.document for h in hits])
+        copied += len(hits)
+    return copied
+
+
+async def test_from_astra_takes_a_copied_table_and_traverses_it_through_a_bundle(
     node: AstraNode, bundle: Bundle
 ) -> None:
+    """A table loaded over a direct connection is copied (docs/astra.md's recipe) into a store
+    that `from_astra` opened through the secure-connect bundle, which then traverses it."""
     docs = graph_documents(80, 16, seed=3)
+    local = CassandraStore(
+        HashEmbedding(16), keyspace="hoprag", table="local_docs", contact_points=POINT,
+        connection=node.options(), astra=True,
+    )  # fmt: skip
     store = CassandraStore.from_astra(
         HashEmbedding(16), secure_connect_bundle=str(bundle.path), token=node.info["password"],
         keyspace="hoprag", table="bundled", wait_indexes=True,
@@ -446,18 +464,24 @@ def test_from_astra_loads_and_traverses_through_a_secure_connect_bundle(
         (host,) = store.session.cluster.metadata.all_hosts()
         # Reached through the proxy, by the host id as the TLS server name.
         assert str(host.endpoint) == f"{ADDR}:{bundle.proxy_port}:{bundle.host_id}"
-        store.add(docs)
-        got = traverse(
+        await local.aadd(docs)
+        assert await _copy(local, store) == 80
+        got = await atraverse(
             "content 7",
             store=store,
             edges=[("keywords", "keywords"), ("cites", "$id")],
             strategy=Eager(select_k=8, start_k=2, adjacent_k=10, max_depth=3),
         )
-        (count,) = store.session.execute("SELECT count(*) FROM hoprag.bundled").one()
+        copied = await store.aget([d.id for d in docs], include_embeddings=True)
         session = store.session
     finally:
-        store.close()
-    assert count == 80
+        await local.aclose()
+        await store.aclose()
+    assert [(h.id, h.document.content, h.document.metadata) for h in copied] == [
+        (d.id, d.content, d.metadata) for d in docs
+    ]
+    for hit, doc in zip(copied, docs, strict=True):  # the embeddings came along (float32)
+        assert np.allclose(hit.document.embedding, doc.embedding, atol=1e-6)
     assert len(got) == 8 and {n.id for n in got} <= {d.id for d in docs}
     assert any(n.depth >= 1 for n in got)
     assert session.is_shutdown  # the bundle's session is the store's: close() ended it
