@@ -4,8 +4,9 @@ ANY, user-defined functions, list updates by index, a 51st table, an 11th index 
 another compaction than UCS is ignored with a warning), logged in as an ordinary role named
 `token`, as Astra's CQL users are. On it the CLI (with the launcher's astra.env) loads with the
 lexical index, queries, deletes and shows stats; a store in Astra mode writes, searches in
-scopes and keeps views apart; a schema past Astra's table limit is refused before anything is
-created; and `CassandraStore.from_astra` loads and traverses through a secure-connect bundle
+scopes and keeps views apart, and passes the compliance suite's write, delete and lexical
+contracts; a schema past Astra's table limit is refused before anything is created; and
+`CassandraStore.from_astra` takes a copied table and traverses it through a secure-connect bundle
 made for the node, served the way the driver reaches Astra (a metadata service over TLS, an
 SNI proxy: HAProxy). The node runs beside the suite's own on 127.0.0.22 with its own state;
 this module starts it once and stops it (and the proxy) at the end, also when a test fails."""
@@ -13,6 +14,7 @@ this module starts it once and stops it (and the proxy) at the end, also when a 
 from __future__ import annotations
 
 import http.server
+import itertools
 import json
 import os
 import random
@@ -25,21 +27,27 @@ import sys
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
-from hoprag import Eager, atraverse
+from hoprag import Document, Eager, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError, StoreUnavailableError
 from hoprag.stores.cassandra import astra
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.session import connect
 from hoprag.stores.cassandra.store import CassandraStore
+from hoprag.testing.compliance import (
+    DeleteCompliance,
+    LexicalCompliance,
+    StoreFactory,
+    WriteCompliance,
+)
 from launcher_run import alive, run_launcher
 from shared_data import graph_documents, write_articles_jsonl
 from view_checks import DECLARED, check_view, check_writes_through_a_view_stay_out_of_other_views
@@ -317,6 +325,63 @@ def test_a_schema_past_astras_table_limit_is_refused_before_anything_is_created(
         admin.execute("DROP KEYSPACE IF EXISTS crowded", timeout=120)
         session.cluster.shutdown()
         admin.cluster.shutdown()
+
+
+# --- a subset of the store compliance suite in Astra mode --------------------------------------
+
+RANGE_FIELDS = {"n": "number", "flag": "number", "type": "number", "keywords": "number",
+                "pid": "number", "pids": "number", "on": "date", "shown": "date"}  # fmt: skip
+"""The fields the suite's range filters use, declared as test_cassandra_store_compliance.py
+declares them: with the two indexes of every table, 10 SAI indexes, Astra's limit per table."""
+
+
+SUITE_TABLES = itertools.count()
+"""Numbers of the suite's tables: never one name twice, since a dropped table's declared
+fields and postings stay in the keyspace's shared tables (`hoprag_fields`, the lexical
+index's), keyed by its name."""
+
+
+@pytest.fixture(scope="module")
+def token_session(node: AstraNode) -> Iterator[Any]:
+    """One session as the `token` role (statements at LOCAL_QUORUM) for the suite's stores."""
+    session = node.session()
+    yield session
+    session.cluster.shutdown()
+
+
+@pytest.fixture
+def store_factory(token_session: Any) -> Iterator[StoreFactory]:
+    """Stores in Astra mode over new tables of keyspace `hoprag` (the role may create no
+    keyspace), each with the range fields declared and the lexical index; the tables (and
+    their values catalogues) are dropped after the test, so that the suite stays inside
+    Astra's 50 tables."""
+    made: list[str] = []
+
+    async def make(
+        embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
+    ) -> CassandraStore:
+        table = f"suite_{next(SUITE_TABLES)}"
+        made.append(table)
+        store = CassandraStore(embedding, keyspace="hoprag", table=table, session=token_session,
+                               fields=RANGE_FIELDS | dict(fields or {}), lexical=True,
+                               astra=True, wait_indexes=True)  # fmt: skip
+        await store.aadd(documents, concurrency=1)
+        return store
+
+    yield make
+    time.sleep(1.0)  # let reads the test gave up on end before their table goes
+    for table in made:
+        for name in (table, f"{table}_values"):
+            token_session.execute(f"DROP TABLE IF EXISTS hoprag.{name}", timeout=120)
+
+
+class TestAstraModeWritesDeletesAndLexicalCompliance(
+    WriteCompliance, DeleteCompliance, LexicalCompliance
+):
+    """A store in Astra mode on the `--astra` node passes the suite's write, delete (checked
+    through every read path) and lexical contracts with no deviation."""
+
+    deviations: ClassVar[dict[str, str]] = {}
 
 
 # --- the secure-connect-bundle path --------------------------------------------------------------
