@@ -7,8 +7,10 @@
   every data set: edges from the text (each passage's `mentions` of other passages' titles,
   `hoprag.text.linking`, followed both ways, and rare capitalised phrases shared with at most
   two other passages, `hoprag.text.phrases`), a Beam traversal of depth 1 from 3 vector and 2
-  lexical starts whose path scores keep the bridge documents (`recommended_strategy`), and
-  `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s order.
+  lexical starts, and from up to 3 passages whose titles the question names
+  (`MULTIHOP.roots`), whose path scores keep the bridge documents (`recommended_strategy`),
+  and `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s
+  order.
 
 Each method takes the question's text and its embedding (embedded once beforehand, so that a
 method's time excludes the embedding) and returns passage ids, best first."""
@@ -21,7 +23,7 @@ from typing import Any
 
 from hoprag.documents import Document
 from hoprag.recipes import MULTIHOP
-from hoprag.text import LinkReport, link_documents, link_phrases
+from hoprag.text import LinkReport, TitleLinker, document_titles, link_documents, link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
@@ -67,9 +69,19 @@ def recommended_strategy(k: int) -> Any:
 
 @dataclass
 class Retrievers:
-    """The methods over one store holding the corpus (with a lexical index)."""
+    """The methods over one store holding the corpus (with a lexical index). `titles` finds
+    the passages a question names (`recommended`'s roots); by default it is built from the
+    store's documents on the first `recommended` question."""
 
     store: Any
+    titles: TitleLinker | None = None
+
+    async def title_linker(self) -> TitleLinker:
+        """`titles`, built once from the store's documents (`hoprag.text.document_titles`)."""
+        if self.titles is None:
+            docs = [d async for page in self.store.adocuments() for d in page]
+            self.titles = TitleLinker(document_titles(docs))
+        return self.titles
 
     async def vector(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
         from hoprag.search import asearch
@@ -89,8 +101,9 @@ class Retrievers:
     async def recommended(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
         from hoprag import atraverse
 
+        roots = MULTIHOP.roots(await self.title_linker(), question)
         nodes = await atraverse(question, store=self.store, edges=EDGES,
-                                strategy=recommended_strategy(k),
+                                strategy=recommended_strategy(k), initial_root_ids=roots,
                                 query_embedding=embedding)  # fmt: skip
         got = list(dict.fromkeys(n.id for n in nodes))[:k]
         if len(got) < k:

@@ -4,8 +4,9 @@
   (NFKC, case-folded, punctuation and symbols as spaces).
 * `tokenize`, `STOPWORDS`, `MAX_TERM_BYTES` (`hoprag.text.tokens`): the terms of a text, the
   one tokenizer every store's lexical search (`hoprag.lexical`'s BM25) uses.
-* `TitleLinker`, `link_documents`, `LinkReport`, `check_link_options` (`hoprag.text.linking`):
-  edges from the titles a text mentions.
+* `TitleLinker`, `link_documents`, `LinkReport`, `check_link_options`, `document_titles`
+  (`hoprag.text.linking`): edges from the titles a text mentions, and the documents a
+  question names.
 * `phrases_in`, `link_phrases` (`hoprag.text.phrases`): edges from rare capitalised phrases
   that a few documents share.
 * `chunk_documents`, `chunk_text`, `STRUCTURE_EDGES` (`hoprag.text.chunking`): long texts as
@@ -18,7 +19,13 @@ engine, command or embedding model."""
 from __future__ import annotations
 
 from hoprag.text.chunking import STRUCTURE_EDGES, chunk_documents, chunk_text
-from hoprag.text.linking import LinkReport, TitleLinker, check_link_options, link_documents
+from hoprag.text.linking import (
+    LinkReport,
+    TitleLinker,
+    check_link_options,
+    document_titles,
+    link_documents,
+)
 from hoprag.text.normalisation import normalise
 from hoprag.text.phrases import link_phrases, phrases_in
 from hoprag.text.tokens import MAX_TERM_BYTES, STOPWORDS, tokenize
@@ -32,6 +39,7 @@ __all__ = [
     "check_link_options",
     "chunk_documents",
     "chunk_text",
+    "document_titles",
     "link_documents",
     "link_phrases",
     "normalise",

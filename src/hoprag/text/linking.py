@@ -24,7 +24,10 @@ The rules, in the order they apply:
 * A document never links to itself; each id appears once, in the order of first mention.
 
 Matching runs on an Aho-Corasick automaton (the `pyahocorasick` package), one pass over each
-text whatever the number of titles."""
+text whatever the number of titles.
+
+The same linker finds the documents a question names: `TitleLinker(document_titles(docs))`
+and `links(question)` (the multi-hop recipe starts from them too, `hoprag.recipes`)."""
 
 from __future__ import annotations
 
@@ -234,9 +237,8 @@ def link_documents(
     titles would be replaced by the links)."""
     check_link_options(field=field, min_chars=min_chars, max_shared=max_shared,
                        max_share=max_share, title_field=title_field)  # fmt: skip
-    titles = [(d.id, _title(d, title_field)) for d in documents]
     linker = TitleLinker(
-        titles,
+        document_titles(documents, title_field),
         aliases=aliases,
         strip_qualifiers=strip_qualifiers,
         min_chars=min_chars,
@@ -290,6 +292,15 @@ def check_link_options(
         or not (0 < max_share <= 1)
     ):
         raise invalid("max_share", max_share, "a fraction in (0, 1]")
+
+
+def document_titles(
+    documents: Iterable[Document], title_field: str = "title"
+) -> list[tuple[str, str]]:
+    """(id, title) of each document, as `link_documents` matches them: its metadata
+    `title_field` when that is a string, else its id. `TitleLinker(document_titles(docs))`
+    finds the documents a text (a question) names."""
+    return [(d.id, _title(d, title_field)) for d in documents]
 
 
 def _title(doc: Document, title_field: str) -> str:
