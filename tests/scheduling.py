@@ -28,6 +28,8 @@ FIRST = (
     "bench",
     # fresh virtual environments for the built wheel, one per extra (about a minute and a half)
     "tests/integration/test_packaging.py",
+    # its own node with Astra DB's guardrails, and a bundle behind HAProxy (2-4 minutes)
+    "tests/integration/test_astra_rules.py",
 )
 LAST = ("tests/integration/test_soak.py",)
 """Units queued after all the others. The soak (its own 3-node cluster, 336 traversals in
