@@ -260,3 +260,22 @@ def test_the_face_check_sees_a_store_imported_through_the_package(tmp_path: Path
         "hoprag.linking", "hoprag.linking.link_documents", "hoprag.rounds", "hoprag.stores",
         "hoprag.stores.CassandraStore",
     ]  # fmt: skip
+
+
+CORE_MODULES = ("hoprag.engine", "hoprag.engine.traversal", "hoprag.engine.rounds",
+                "hoprag.engine.frontier", "hoprag.engine.speculation", "hoprag.stats",
+                "hoprag.scopes", "hoprag.scope_ranking", "hoprag.scope_expansion",
+                "hoprag.search", "hoprag.recipes", "hoprag.text", "hoprag.integrations",
+                "hoprag.stores.base", "hoprag.strategies")  # fmt: skip
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_each_core_module_imports_alone_in_a_fresh_interpreter(module: str) -> None:
+    """No import circle at runtime: importing any core module first, before anything else of
+    hoprag, works."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                       text=True, check=False, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
