@@ -13,6 +13,7 @@ this module starts it once and stops it (and the proxy) at the end, also when a 
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import itertools
 import json
@@ -36,18 +37,21 @@ import numpy as np
 import pytest
 
 from hoprag import Document, Eager, atraverse
+from hoprag.datasets.films import load_films
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError, StoreUnavailableError
 from hoprag.stores.cassandra import astra
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.session import connect
 from hoprag.stores.cassandra.store import CassandraStore
+from hoprag.stores.memory import MemoryStore
 from hoprag.testing.compliance import (
     DeleteCompliance,
     LexicalCompliance,
     StoreFactory,
     WriteCompliance,
 )
+from hoprag.tools import film_search_tool
 from launcher_run import alive, run_launcher
 from shared_data import graph_documents, write_articles_jsonl
 from view_checks import DECLARED, check_view, check_writes_through_a_view_stay_out_of_other_views
@@ -268,6 +272,42 @@ def test_the_cli_loads_with_the_lexical_index_queries_deletes_and_shows_stats(
     assert stats.returncode == 0, stats.stderr
     (entry,) = json.loads(stats.stdout)
     assert entry["table"] == "hoprag.arts" and entry["documents"] == 118
+
+
+def test_the_cli_links_a_table_in_place_and_the_agent_tool_answers_as_on_memorystore(
+    node: AstraNode,
+) -> None:
+    records = [
+        {"id": "quokka", "title": "Quokka", "text": "The quokka lives on Rottnest."},
+        {"id": "rottnest", "title": "Rottnest", "text": "Rottnest lies off Perth."},
+        {"id": "perth", "title": "Perth", "text": "Perth is a city."},
+    ]
+    f = node.state.parent / "places.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    load = node.hoprag("load", "jsonl", "--path", str(f), "--table", "places", "--embedding",
+                       "hash:32", "--lexical")  # fmt: skip
+    assert load.returncode == 0, load.stdout + load.stderr
+    link = node.hoprag("link", "--table", "places")
+    assert link.returncode == 0, link.stdout + link.stderr
+    assert "linked hoprag.places: 2 of 3 documents linked, 2 links" in link.stdout
+    q = node.hoprag("query", "island", "--table", "places", "--edges", "mentions:$id", "--root",
+                    "quokka", "--start-k", "0", "--max-depth", "3", "--json")  # fmt: skip
+    assert q.returncode == 0, q.stderr
+    depths = {n["id"]: n["depth"] for n in json.loads(q.stdout)["nodes"]}
+    assert depths == {"quokka": 0, "rottnest": 1, "perth": 2}
+
+    films = node.hoprag("load", "films", "--limit", "400", "--table", "films", "--embedding",
+                        "hash:32")  # fmt: skip
+    assert films.returncode == 0, films.stdout + films.stderr
+    args = {"topic": "drama", "year_from": 1930, "year_to": 1960, "limit": 10}
+    flags = [x for k, v in args.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+    asked = node.hoprag("ask", "--table", "films", *flags, "--json")
+    assert asked.returncode == 0, asked.stderr
+    ids = [row["id"] for row in json.loads(asked.stdout)["results"]]
+    memory = MemoryStore(HashEmbedding(32))
+    memory.add(load_films(limit=400))
+    expected = asyncio.run(film_search_tool(memory).arun(**args))
+    assert ids and ids == [n.id for n in expected.nodes]
 
 
 async def test_a_store_in_astra_mode_searches_traverses_in_scopes_and_keeps_views_apart(
