@@ -12,8 +12,8 @@ so its store needs a lexical index and documents linked with `mentions` and `phr
 (`hoprag link --phrases phrases`, `hoprag load --lexical`). It also starts from the documents
 whose titles the question names, up to 3 (`question_roots`; `Recipe.roots` finds them with a
 `hoprag.text.TitleLinker` over the corpus's titles, passed to `atraverse` as
-`initial_root_ids`; `hoprag eval` does, `hoprag query --recipe` does not yet): a question's
-own entities are often the first hop's pages."""
+`initial_root_ids`; `atitles(store)` builds it from a store's documents, as `hoprag eval` and
+`hoprag query --recipe` do): a question's own entities are often the first hop's pages."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from hoprag.strategies.base import Strategy
 if TYPE_CHECKING:
     from hoprag.text.linking import TitleLinker
 
-__all__ = ["MULTIHOP", "RECIPES", "Recipe", "recipe"]
+__all__ = ["MULTIHOP", "RECIPES", "Recipe", "atitles", "recipe"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,16 @@ MULTIHOP = Recipe(
 )
 RECIPES: Mapping[str, Recipe] = {MULTIHOP.name: MULTIHOP}
 """Every recipe by name."""
+
+
+async def atitles(store: Any, title_field: str = "title") -> TitleLinker:
+    """A TitleLinker over the titles of every document `store` holds (read a page at a time
+    with `adocuments`; a document's title is its metadata `title_field`, else its id), for
+    `Recipe.roots`."""
+    from hoprag.text.linking import TitleLinker, document_titles
+
+    titles = [t async for page in store.adocuments() for t in document_titles(page, title_field)]
+    return TitleLinker(titles)
 
 
 def recipe(name: Any) -> Recipe:

@@ -5,6 +5,7 @@ returns on the same table, with and without the Beam flags overriding its settin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 
 from hoprag import atraverse
 from hoprag.embeddings import HashEmbedding
-from hoprag.recipes import MULTIHOP
+from hoprag.recipes import MULTIHOP, atitles
 from hoprag.stores.cassandra.store import CassandraStore
 
 PLACES = ["Rottnest Island", "Perth", "Fremantle", "Swan River", "Kings Park", "Cottesloe"]
@@ -65,11 +66,18 @@ def linked_table(
     return keyspace, "pages"
 
 
-async def _python_ids(session: Any, keyspace: str, question: str, **overrides: Any) -> list[str]:
+async def _python_ids(
+    session: Any, keyspace: str, question: str, roots: int | None = None, **overrides: Any
+) -> list[str]:
+    """The Python recipe's ids: its edges, its Beam with `overrides`, and the roots the
+    question names (`roots` of them: the recipe's 3 by default)."""
     store = CassandraStore(HashEmbedding(32), keyspace=keyspace, table="pages", session=session,
                            lexical=True)  # fmt: skip
+    recipe = MULTIHOP if roots is None else dataclasses.replace(MULTIHOP, question_roots=roots)
+    named = recipe.roots(await atitles(store), question)
     nodes = await atraverse(question, store=store, edges=list(MULTIHOP.edges),
-                            strategy=MULTIHOP.strategy(**overrides))  # fmt: skip
+                            strategy=MULTIHOP.strategy(**overrides),
+                            initial_root_ids=named)  # fmt: skip
     return [n.id for n in nodes]
 
 
@@ -102,6 +110,25 @@ async def test_query_recipe_multihop_returns_the_python_recipes_ids(
     assert got == want and len(got) == overrides.get("select_k", 5)
     if overrides:  # 8 of at most 6 starts: the graph gave the rest
         assert any(n["depth"] == 1 for n in json.loads(q.stdout)["nodes"])
+    named = "place1" if "Perth" in question else "none"
+    assert f"question roots (documents whose titles the question names): {named}" in q.stderr
+
+
+async def test_question_roots_start_from_the_pages_the_question_names_and_can_be_turned_off(
+    linked_table: tuple[str, str], cassandra_contact_points: str, cassandra_session: Any
+) -> None:
+    keyspace, table = linked_table
+    question = "Is Cottesloe nearer Fremantle, Perth or Kings Park?"  # places 5, 2, 1, 4
+    for roots, named in ((None, "place5, place2, place1"), (1, "place5"), (0, None)):
+        flags = [] if roots is None else ["--question-roots", str(roots)]
+        q = _hoprag(cassandra_contact_points, "query", question, "--table", table, "--recipe",
+                    "multihop", "--json", "--keyspace", keyspace, *flags)  # fmt: skip
+        assert q.returncode == 0, q.stderr
+        nodes = json.loads(q.stdout)["nodes"]
+        want = await _python_ids(cassandra_session, keyspace, question, roots=roots)
+        assert [n["id"] for n in nodes] == want
+        said = "question roots (documents whose titles the question names): "
+        assert (f"{said}{named}\n" in q.stderr) if named else said not in q.stderr
 
 
 @pytest.mark.parametrize(
@@ -113,6 +140,7 @@ async def test_query_recipe_multihop_returns_the_python_recipes_ids(
         (["--decay", "0.5", "--edges", "a:b"], "--decay applies to --strategy beam"),
         ([], "needs --edges"),
         (["--recipe", "nope"], "invalid choice: 'nope'"),
+        (["--recipe", "multihop", "--question-roots", "-1"], "--question-roots must be 0 or"),
     ],
 )
 def test_bad_recipe_flags_exit_2_before_connecting(flags: list[str], says: str) -> None:

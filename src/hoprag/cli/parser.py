@@ -95,6 +95,13 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
     )
     q.add_argument("--filter", action="append", default=[], help="FIELD=VALUE, repeatable")
     q.add_argument("--root", action="append", help="an initial root id (depth 0), repeatable")
+    q.add_argument(
+        "--question-roots",
+        type=int,
+        metavar="N",
+        help="also start from up to N documents whose titles the question names (the table's "
+        "titles are read first); default: the recipe's (multihop: 3), else 0",
+    )
     q.add_argument("--embedding", help="override the table's embedding (minilm, hash[:DIM])")
     q.add_argument(
         "--ann-overquery",

@@ -8,7 +8,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from hoprag.cli.common import CliError, clip, make_embedding, open_session, warm_up
 from hoprag.cli.options import filter_arg, make_strategy, parse_edges_arg
@@ -17,9 +17,6 @@ from hoprag.strategies import Strategy
 from hoprag.sync import run_sync
 from hoprag.termsafe import safe, safe_json
 from hoprag.validation import check_ids
-
-if TYPE_CHECKING:
-    pass
 
 # --- query ------------------------------------------------------------------------------------
 
@@ -188,6 +185,36 @@ def _edges_asked(args: argparse.Namespace) -> list[tuple[str, str]]:
     raise CliError("hoprag query needs --edges FROM:TO,... (or --recipe NAME)", 2)
 
 
+def _question_roots_asked(args: argparse.Namespace) -> int:
+    """--question-roots, else the recipe's; CliError when it is negative."""
+    from hoprag.recipes import recipe
+
+    given = args.question_roots
+    if given is None:
+        return recipe(args.recipe).question_roots if getattr(args, "recipe", None) else 0
+    if given < 0:
+        raise CliError(f"--question-roots must be 0 or more, got {given}", 2)
+    return int(given)
+
+
+async def add_question_roots(args: argparse.Namespace, store: Any) -> None:
+    """With --question-roots N, add to --root the documents (at most N) whose titles the
+    question names, found over every title the table holds; said on stderr."""
+    from hoprag.recipes import atitles
+
+    if not args.question_roots:
+        return
+    linker = await atitles(store)
+    named = linker.links(args.text)[: args.question_roots]
+    given = list(args.root or ())
+    args.root = given + [i for i in named if i not in given]
+    shown = ", ".join(safe(i) for i in named) if named else "none"
+    print(
+        f"hoprag: question roots (documents whose titles the question names): {shown}",
+        file=sys.stderr,
+    )
+
+
 def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     """Check every argument of `hoprag query` that needs no node (names, edges, filter,
     roots, strategy and its options, output flags): the edge function, filter and strategy."""
@@ -203,6 +230,7 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     flt = None if parsed is None else parsed[1]  # compiled: checked once
     if args.root is not None:
         args.root = check_ids(args.root, what="--root")
+    args.question_roots = _question_roots_asked(args)
     strategy = make_strategy(args)
     spec = args.speculation
     args.speculation = check_speculation(
@@ -251,6 +279,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     try:
         store = open_query_store(args, session, embedding)
         warm_up(store.embedding)  # the model's load, announced, outside the traversal's time
+        run_sync(add_question_roots, args, store)
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         run_sync(check_edge_fields, args, store, stats)
         print_query_result(args, nodes, stats)

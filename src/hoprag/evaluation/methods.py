@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Document
-from hoprag.recipes import MULTIHOP
-from hoprag.text import LinkReport, TitleLinker, document_titles, link_documents, link_phrases
+from hoprag.recipes import MULTIHOP, atitles
+from hoprag.text import LinkReport, TitleLinker, link_documents, link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
@@ -79,8 +79,7 @@ class Retrievers:
     async def title_linker(self) -> TitleLinker:
         """`titles`, built once from the store's documents (`hoprag.text.document_titles`)."""
         if self.titles is None:
-            docs = [d async for page in self.store.adocuments() for d in page]
-            self.titles = TitleLinker(document_titles(docs))
+            self.titles = await atitles(self.store)
         return self.titles
 
     async def vector(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
