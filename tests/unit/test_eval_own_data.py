@@ -144,3 +144,75 @@ def test_eval_jsonl_without_its_two_files_names_the_missing_one(tmp_path: Path) 
         capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
     assert r.returncode == 2 and "has no questions.jsonl" in r.stderr, r.stderr
+
+
+def own_files_with_links(d: Path) -> dict[str, str]:
+    """Passages about people that name nobody: each one's `parent` metadata holds the id of
+    the parent's passage; questions ask where a person's parent was born (gold: the person's
+    passage and the parent's). Returns each question's parent passage id."""
+    passages, questions, parents = [], [], {}
+    for i, name in enumerate(PEOPLE):
+        parent = f"p{(i + 3) % len(PEOPLE)}"
+        passages.append({"id": f"p{i}", "title": name, "text": f"{name} grew up in Town{i}.",
+                         "metadata": {"parent": parent}})  # fmt: skip
+        questions.append({"id": f"q{i}", "question": f"Where was the parent of {name} born?",
+                          "gold": [f"p{i}", parent]})  # fmt: skip
+        parents[f"q{i}"] = parent
+    (d / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in passages))
+    (d / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions))
+    return parents
+
+
+def eval_cli(data: Path, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hoprag.cli", "eval", "--dataset", "jsonl", "--data", str(data),
+         "--embedding", "hash:32", "--json", str(out), *flags],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+
+
+def test_your_own_edges_run_beside_the_recipe_and_reach_what_its_edges_cannot(
+    tmp_path: Path,
+) -> None:
+    parents = own_files_with_links(tmp_path)
+    plain = eval_cli(tmp_path, tmp_path / "plain.json")
+    assert plain.returncode == 0, plain.stderr
+    r = eval_cli(tmp_path, tmp_path / "own.json", "--edges", "parent:$id", "--recipe",
+                 "multihop")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    own, before = (
+        json.loads((tmp_path / "own.json").read_text()),
+        json.loads((tmp_path / "plain.json").read_text()),
+    )
+    assert list(own["methods"]) == ["vector", "lexical", "hybrid", "recommended", "edges"]
+    assert own["edges"] == [["parent", "$id"]] and own["recipe"] == "multihop"
+    assert "edges" not in before and list(before["methods"])[-1] == "recommended"
+    # The recipe's figures do not change because your edges run beside it.
+    assert own["methods"]["recommended"]["ids"] == before["methods"]["recommended"]["ids"]
+    # Your edge reaches each parent's passage, which the text never names.
+    for qid, got in zip(own["questions"], own["methods"]["edges"]["ids"], strict=True):
+        assert parents[qid] in got[:5]
+    assert own["methods"]["edges"]["recall@5"] == 1.0
+    assert own["methods"]["edges"]["recall@5"] > own["methods"]["recommended"]["recall@5"]
+    assert "\nedges " in r.stdout  # a row of the table
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--methods", "vector,edges"], "--methods edges needs --edges"),
+        (["--edges", "parent:$id", "--methods", "vector"], "add it to --methods"),
+        (["--edges", "parnet:$id"], "edges name 'parnet', held by none of the 7 passages; "
+         "they hold mentions, parent, phrases, title"),
+        (["--edges", "parent"], "parent"),
+        (["--recipe", "nope"], "invalid choice: 'nope'"),
+    ],
+)  # fmt: skip
+def test_bad_edge_flags_of_eval_exit_2_before_anything_is_embedded(
+    tmp_path: Path, flags: list[str], says: str
+) -> None:
+    own_files_with_links(tmp_path)
+    r = eval_cli(tmp_path, tmp_path / "out.json", *flags)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert "passages," not in r.stdout  # refused before the run began
+    assert not (tmp_path / "out.json").exists()

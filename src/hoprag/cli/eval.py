@@ -9,8 +9,9 @@ of the corpus and embedding>`: loaded on the first run (recorded in the keyspace
 catalogue when complete), reused by the next. The files looked for in DIR: for `2wiki`,
 `2wiki*corpus*.json` and `2wiki*question*.json`; for `musique` and `hotpotqa`, every
 `musique*.json[l]` or `hotpotqa*.json[l]` (their corpus is the union of the files'
-paragraphs); for `jsonl` (your own), `passages.jsonl` and `questions.jsonl`. Everything is
-checked before the corpus is embedded."""
+paragraphs); for `jsonl` (your own), `passages.jsonl` and `questions.jsonl`. `--edges
+FROM:TO,...` adds the method `edges` (the recipe's traversal over your edges); `--recipe` names
+the recipe `recommended` runs. Everything is checked before the corpus is embedded."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ DATASETS = ("2wiki", "musique", "hotpotqa", "jsonl")
 def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register `hoprag eval` on the command line's subparsers (`common`: the connection
     options, used with --store cassandra)."""
-    from hoprag.evaluation.methods import METHODS
+    from hoprag.evaluation.methods import DEFAULT_METHODS, METHODS
+    from hoprag.recipes import MULTIHOP, RECIPES
 
     ev = sub.add_parser("eval", parents=[common],
                         help="retrieval quality on multi-hop QA data (recall@5, @10)")  # fmt: skip
@@ -44,8 +46,14 @@ def add_eval_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                     help="with --store cassandra: ask for N x k rows per vector search and keep "
                     "the best k (default 1)")  # fmt: skip
     ev.add_argument("--embedding", default="minilm", help="minilm (default) or hash[:DIM]")
-    ev.add_argument("--methods", default=",".join(METHODS),
-                    help=f"comma-separated, of {', '.join(METHODS)} (default: all)")  # fmt: skip
+    ev.add_argument("--methods",
+                    help=f"comma-separated, of {', '.join(METHODS)} (default: "
+                    f"{', '.join(DEFAULT_METHODS)}, and edges with --edges)")  # fmt: skip
+    ev.add_argument("--recipe", choices=sorted(RECIPES), default=MULTIHOP.name,
+                    help="the recipe the recommended method runs (default multihop)")  # fmt: skip
+    ev.add_argument("--edges", metavar="FROM:TO,...",
+                    help="your edges, e.g. refs:$id: the method edges runs the recipe's "
+                    "traversal over them instead of the recipe's edges")  # fmt: skip
     ev.add_argument("--json", required=True, metavar="OUT", help="write the figures here")
     ev.set_defaults(func=cmd_eval)
 
@@ -92,13 +100,47 @@ def _question_ids(path: str) -> list[str]:
     return ids
 
 
+def _methods_asked(args: argparse.Namespace) -> list[str]:
+    """--methods (with `edges` exactly when --edges is given), else the default methods and
+    `edges` with --edges; --edges parsed into `args.edges`."""
+    from hoprag.cli.common import CliError
+    from hoprag.cli.options import parse_edges_arg
+    from hoprag.evaluation.methods import DEFAULT_METHODS
+
+    if args.edges is not None:
+        args.edges = parse_edges_arg(args.edges)
+    if args.methods is None:
+        return [*DEFAULT_METHODS, *(["edges"] if args.edges is not None else [])]
+    names = [m.strip() for m in args.methods.split(",")]
+    if "edges" in names and args.edges is None:
+        raise CliError("--methods edges needs --edges FROM:TO,... (the edges it follows)", 2)
+    if args.edges is not None and "edges" not in names:
+        raise CliError("--edges is followed by the method edges: add it to --methods", 2)
+    return names
+
+
+def check_own_edges(args: argparse.Namespace, docs: list[Any]) -> None:
+    """Refuse --edges naming a field none of the corpus's passages holds, naming the fields
+    they hold (before anything is embedded)."""
+    from hoprag.cli.common import CliError
+    from hoprag.edges import describe_unheld, unheld_fields
+
+    if args.edges is None:
+        return
+    held = set().union(*(d.metadata for d in docs))
+    unheld = unheld_fields(args.edges, held)
+    if unheld:
+        said = describe_unheld(unheld, held, f"the {len(docs)} passages")
+        raise CliError(f"--edges: {said}", 2)
+
+
 def check_eval_args(args: argparse.Namespace) -> tuple[list[Path], list[str], list[str] | None]:
     """Everything `hoprag eval` can check before reading the data: files, methods, counts,
     the output's directory."""
     from hoprag.cli.common import CliError
     from hoprag.evaluation.run import check_methods
 
-    methods = check_methods([m.strip() for m in args.methods.split(",")])
+    methods = check_methods(_methods_asked(args))
     from hoprag.stores.cassandra.guards import MAX_OVERQUERY
 
     if args.ann_overquery != 1 and args.store != "cassandra":
@@ -140,22 +182,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from hoprag.cli.common import Progress, make_embedding, warm_up
     from hoprag.evaluation.methods import passage_documents
     from hoprag.evaluation.run import aevaluate, sample_questions
+    from hoprag.recipes import recipe
     from hoprag.sync import run_sync
 
     files, methods, ids = check_eval_args(args)
     evalset = load_set(args.dataset, files)
     asked = sample_questions(evalset.questions, count=args.questions, seed=args.seed, ids=ids)
+    corpus = passage_documents(evalset.passages)
+    check_own_edges(args, corpus[0])
     embedding = make_embedding(args.embedding)
     print(f"{args.dataset}: {len(evalset.passages)} passages, {len(asked)} questions"
           + dropped_note(evalset.dropped))  # fmt: skip
     warm_up(embedding)  # before any progress bar: their rates exclude the model's load
-    corpus = passage_documents(evalset.passages)
     store = cassandra_store(args, corpus[0], embedding) if args.store == "cassandra" else None
     try:
         progress = Progress(len(asked), label="eval", unit="questions")
         run = functools.partial(aevaluate, evalset, methods=methods, embedding=embedding,
                                 questions=asked, progress=progress.update, store=store,
-                                corpus=corpus)  # fmt: skip
+                                corpus=corpus, recipe=recipe(args.recipe),
+                                edges=args.edges)  # fmt: skip
         figures = run_sync(run)
         progress.close()
     finally:

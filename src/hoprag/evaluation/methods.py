@@ -10,7 +10,9 @@
   lexical starts, and from up to 3 passages whose titles the question names
   (`MULTIHOP.roots`), whose path scores keep the bridge documents (`recommended_strategy`),
   and `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s
-  order.
+  order. Another recipe (`Retrievers.recipe`) can take its place.
+* `edges`: the same traversal (the recipe's strategy, roots and filling) over edges you give
+  (`Retrievers.edges`, e.g. your metadata's links), to compare them with the recipe's.
 
 Each method takes the question's text and its embedding (embedded once beforehand, so that a
 method's time excludes the embedding) and returns passage ids, best first."""
@@ -22,13 +24,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Document
-from hoprag.recipes import MULTIHOP, atitles
+from hoprag.errors import invalid
+from hoprag.recipes import MULTIHOP, Recipe, atitles
 from hoprag.text import LinkReport, TitleLinker, link_documents, link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
 EDGES = list(MULTIHOP.edges)
-METHODS = ("vector", "lexical", "hybrid", "recommended")
+METHODS = ("vector", "lexical", "hybrid", "recommended", "edges")
+DEFAULT_METHODS = METHODS[:4]
+"""What `hoprag eval` runs unless told: every method but `edges`, which needs your edges."""
 
 Method = Callable[[str, Sequence[float], int], Awaitable[list[str]]]
 
@@ -75,6 +80,8 @@ class Retrievers:
 
     store: Any
     titles: TitleLinker | None = None
+    recipe: Recipe = MULTIHOP
+    edges: Sequence[tuple[str, str]] | None = None
 
     async def title_linker(self) -> TitleLinker:
         """`titles`, built once from the store's documents (`hoprag.text.document_titles`)."""
@@ -98,11 +105,23 @@ class Retrievers:
         return fuse([vec, lex], k)
 
     async def recommended(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
+        return await self.traversal(question, embedding, k, self.recipe.edges)
+
+    async def own_edges(self, question: str, embedding: Sequence[float], k: int) -> list[str]:
+        if self.edges is None:
+            raise invalid("edges", None, "the edges to compare with the recipe's (FROM, TO)")
+        return await self.traversal(question, embedding, k, self.edges)
+
+    async def traversal(
+        self, question: str, embedding: Sequence[float], k: int, edges: Sequence[Any]
+    ) -> list[str]:
+        """The recipe's traversal over `edges` from its searches' starts and the question's
+        roots, `k` results always (the rest from `hybrid`'s order)."""
         from hoprag import atraverse
 
-        roots = MULTIHOP.roots(await self.title_linker(), question)
-        nodes = await atraverse(question, store=self.store, edges=EDGES,
-                                strategy=recommended_strategy(k), initial_root_ids=roots,
+        roots = self.recipe.roots(await self.title_linker(), question)
+        nodes = await atraverse(question, store=self.store, edges=list(edges),
+                                strategy=self.recipe.strategy(select_k=k), initial_root_ids=roots,
                                 query_embedding=embedding)  # fmt: skip
         got = list(dict.fromkeys(n.id for n in nodes))[:k]
         if len(got) < k:
@@ -118,4 +137,5 @@ class Retrievers:
             "lexical": self.lexical_ids,
             "hybrid": self.hybrid,
             "recommended": self.recommended,
+            "edges": self.own_edges,
         }[name]

@@ -20,6 +20,7 @@ from hoprag.errors import invalid
 from hoprag.evaluation.formats import EvalSet, Question
 from hoprag.evaluation.methods import METHODS, Retrievers, passage_documents
 from hoprag.evaluation.metrics import bootstrap_interval, recall_at_k
+from hoprag.recipes import MULTIHOP, Recipe
 from hoprag.text import LinkReport
 
 K = 10
@@ -66,20 +67,25 @@ async def aevaluate(
     progress: Callable[[int], None] | None = None,
     store: Any = None,
     corpus: tuple[list[Document], LinkReport] | None = None,
+    recipe: Recipe = MULTIHOP,
+    edges: Sequence[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The figures of `methods` on `questions` (default: all of the set's); see the module
     docstring. With `store`, the methods run on it: it must hold `corpus` (the set's
-    `passage_documents`, computed here when not given) and keep a lexical index."""
+    `passage_documents`, computed here when not given) and keep a lexical index. `recipe` is
+    the `recommended` method's; `edges`, the `edges` method's (needed when it is asked)."""
     from hoprag.embeddings.base import aembed_query
     from hoprag.stores import MemoryStore
 
     names = check_methods(methods)
+    if "edges" in names and edges is None:
+        raise invalid("edges", None, "the edges the method `edges` follows, as (FROM, TO) pairs")
     asked = list(evalset.questions if questions is None else questions)
     docs, report = corpus if corpus is not None else passage_documents(evalset.passages)
     if store is None:
         store = MemoryStore(embedding)
         await store.aadd(docs)
-    retrievers = Retrievers(store)
+    retrievers = Retrievers(store, recipe=recipe, edges=edges)
     if asked:  # load the model first (a cached corpus never did): not a question's cost
         await aembed_query(getattr(embedding, "inner", embedding), asked[0].text)
     t0 = time.perf_counter()
@@ -99,6 +105,8 @@ async def aevaluate(
         "questions": [q.id for q in asked],
         "dropped": dict(evalset.dropped),
         "linking": report.as_dict(),
+        "recipe": recipe.name,
+        **({"edges": [list(e) for e in edges]} if edges is not None else {}),
         "embedding_ms_per_query": round(embed_ms, 3),
         "methods": {name: summarise(runs[name]) for name in names},
     }
