@@ -74,7 +74,6 @@ async def aevaluate(
     docstring. With `store`, the methods run on it: it must hold `corpus` (the set's
     `passage_documents`, computed here when not given) and keep a lexical index. `recipe` is
     the `recommended` method's; `edges`, the `edges` method's (needed when it is asked)."""
-    from hoprag.embeddings.base import aembed_query
     from hoprag.stores import MemoryStore
 
     names = check_methods(methods)
@@ -86,11 +85,7 @@ async def aevaluate(
         store = MemoryStore(embedding)
         await store.aadd(docs)
     retrievers = Retrievers(store, recipe=recipe, edges=edges)
-    if asked:  # load the model first (a cached corpus never did): not a question's cost
-        await aembed_query(getattr(embedding, "inner", embedding), asked[0].text)
-    t0 = time.perf_counter()
-    vectors = [await aembed_query(embedding, q.text) for q in asked]
-    embed_ms = (time.perf_counter() - t0) * 1000 / max(len(asked), 1)
+    vectors, embed_ms = await _embed_questions(embedding, asked)
     runs: dict[str, list[tuple[Question, list[str], float]]] = {n: [] for n in names}
     for i, (q, vec) in enumerate(zip(asked, vectors, strict=True), 1):
         for name in names:
@@ -110,6 +105,20 @@ async def aevaluate(
         "embedding_ms_per_query": round(embed_ms, 3),
         "methods": {name: summarise(runs[name]) for name in names},
     }
+
+
+async def _embed_questions(
+    embedding: Any, asked: Sequence[Question]
+) -> tuple[list[list[float]], float]:
+    """Each question's embedding and the mean milliseconds one took (the model loaded first,
+    on the first question: a cached corpus never loaded it, and it is no question's cost)."""
+    from hoprag.embeddings.base import aembed_query
+
+    if asked:
+        await aembed_query(getattr(embedding, "inner", embedding), asked[0].text)
+    t0 = time.perf_counter()
+    vectors = [await aembed_query(embedding, q.text) for q in asked]
+    return vectors, (time.perf_counter() - t0) * 1000 / max(len(asked), 1)
 
 
 def summarise(run: Sequence[tuple[Question, list[str], float]]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from hoprag import __version__
 from hoprag.errors import HopragError, InvalidInputError, invalid
 from hoprag.tools.answer import ANSWER_JSON_SCHEMA
 from hoprag.tools.schema import Topic
@@ -253,20 +254,11 @@ def build_server(tool: SearchTool) -> Server[Any]:
 
     return Server(
         SERVER_NAME,
-        version=_version(),
+        version=__version__,
         instructions=tool.description,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("hoprag")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without metadata
-        return ""
 
 
 async def aserve_stdio(
