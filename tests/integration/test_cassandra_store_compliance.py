@@ -63,7 +63,8 @@ def _factory(
 
     def open_store(embedding: Any, space: str, table: str, fields: Mapping[str, str]) -> Any:
         return CassandraStore(embedding, keyspace=space, table=table, session=cassandra_session,
-                              fields=fields, lexical=True, **options)  # fmt: skip
+                              fields=fields, lexical=True, holder_counts=True,
+                              **options)  # fmt: skip
 
     async def make(
         embedding: Any, documents: list[Document], fields: Mapping[str, str] | None = None
@@ -97,8 +98,8 @@ def _factory(
 
 
 class TestCassandraStoreCompliance(StoreCompliance):
-    """CassandraStore (hoprag layout, the range fields declared, the lexical index kept)
-    passes the shared suite with no deviation."""
+    """CassandraStore (hoprag layout, the range fields declared, the lexical index and holder
+    counts kept) passes the shared suite with no deviation."""
 
     deviations: ClassVar[dict[str, str]] = {}
 

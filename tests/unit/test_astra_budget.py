@@ -75,6 +75,38 @@ def test_a_lexical_store_with_an_entity_field_plans_its_tables_and_sai_indexes()
     assert store_plan().tables == {("ks", "docs")} and len(store_plan().indexes) == 2
 
 
+def test_holder_counts_plan_their_counter_table_and_the_ledger() -> None:
+    """The counters and the ledger they share with the lexical index: two keyspace tables, no
+    SAI index; with the lexical index, one more table than the lexical index alone."""
+    plan = store_plan(holder_counts=True)
+    assert plan.tables == {
+        ("ks", "docs"),
+        ("ks", "hoprag_holders"),
+        ("ks", "hoprag_lexicon_pending"),
+    }
+    assert plan.indexes == store_plan().indexes
+    both = store_plan(lexical=True, holder_counts=True)
+    assert both.tables - store_plan(lexical=True).tables == {("ks", "hoprag_holders")}
+
+
+def test_holder_counts_asked_of_an_existing_table_plan_only_the_keyspace_tables() -> None:
+    config = CassandraConfig(keyspace="ks", table="docs", astra=True, holder_counts=True)
+    plan = astra.store_plan(layout_for(config), config, existed=True)
+    assert plan.tables == {("ks", "hoprag_holders"), ("ks", "hoprag_lexicon_pending")}
+    assert plan.indexes == frozenset()
+
+
+def test_a_store_with_holder_counts_one_table_past_the_limit_is_refused() -> None:
+    held = astra.holdings(filled(astra.MAX_TABLES - 2))
+    astra.check_budget(
+        store_plan(holder_counts=True, lexical=False),
+        astra.holdings(filled(astra.MAX_TABLES - 3)),
+        "x",
+    )  # docs, counters, ledger: 3 fit
+    with pytest.raises(InvalidInputError, match=r"ks\.hoprag_holders"):
+        astra.check_budget(store_plan(holder_counts=True), held, "x")
+
+
 def test_a_plan_that_fits_passes_and_system_keyspaces_count_for_nothing() -> None:
     session = filled(astra.MAX_TABLES - 4)
     held = astra.holdings(session)

@@ -18,7 +18,9 @@ compliance suite, `hoprag.testing`, checks any store against this contract.
 `aresolve` (entity resolution: the values a typed name may mean) and `adelete` (removing
 documents, by id or by filter) have defaults that raise NotImplementedError, so stores written
 before them keep working. `check_delete` is the one check of `adelete`'s arguments, so every
-store refuses the same input with the same error."""
+store refuses the same input with the same error. `aholders` (how many documents hold each of
+some metadata edges' values) defaults to "unknown" (None per edge); `check_holder_edges` is
+its one check of the edges."""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ import anyio
 
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
-from hoprag.errors import InvalidInputError, one_error
+from hoprag.errors import InvalidInputError, invalid, one_error
 from hoprag.filters import (
     CompiledFilter,
     Filter,
@@ -53,6 +55,7 @@ __all__ = [
     "PreparedQuery",
     "Store",
     "check_delete",
+    "check_holder_edges",
 ]
 
 DEFAULT_MAX_CONCURRENCY = 16
@@ -127,6 +130,23 @@ def check_delete(ids: object, filter: object) -> DeleteRequest:
         )
     check_complete_read(compiled, "filter", filter)
     return DeleteRequest(None, compiled)
+
+
+HOLDER_EDGES_ALLOWED = "a sequence of MetadataEdge (a hop's metadata edges)"
+
+
+def check_holder_edges(edges: object) -> list[MetadataEdge]:
+    """`aholders`' edges as a list, the same check in every store: a sequence (not a string
+    or a mapping) of `MetadataEdge`, else InvalidInputError naming `edges`."""
+    if isinstance(edges, str | bytes) or not isinstance(edges, Sequence):
+        raise invalid("edges", edges, HOLDER_EDGES_ALLOWED)
+    for edge in edges:
+        if not isinstance(edge, MetadataEdge):
+            raise invalid(
+                "edges", edge, HOLDER_EDGES_ALLOWED,
+                hint="an id edge has one holder at most: read it with aget",
+            )  # fmt: skip
+    return list(edges)
 
 
 @runtime_checkable
@@ -293,6 +313,15 @@ class Store(Protocol):
         return how many were deleted; `check_delete` says what is refused. The default raises
         NotImplementedError: stores that delete override it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement adelete")
+
+    async def aholders(self, edges: Sequence[MetadataEdge]) -> list[int | None]:
+        """How many documents hold each edge's value in its field (equal to it, or a list
+        containing it: the documents `aadjacent` chooses among without a filter), in the order
+        of `edges`, in one round of reads; None for an edge whose count the store does not
+        know. Counts are of the whole store, before any filter, and kept by every write
+        (docs/stores.md, "Holder counts"). The default knows none; a store view answers None
+        for every edge (its counts would tell of documents outside it)."""
+        return [None] * len(check_holder_edges(edges))
 
     def delete(
         self, ids: Sequence[str] | None = None, *, filter: Filter | CompiledFilter | None = None

@@ -59,6 +59,7 @@ from hoprag.stores.base import (
     PreparedQuery,
     Store,
     check_delete,
+    check_holder_edges,
 )
 from hoprag.validation import (
     MAX_K,
@@ -437,6 +438,16 @@ class MemoryStore(Store):
         if len(matches) > MAX_CANDIDATES:
             raise too_many(request, len(matches))
         return rank_counted(request, matches, counts)  # values no passing document carries drop
+
+    async def aholders(self, edges: Sequence[MetadataEdge]) -> list[int | None]:
+        """How many documents hold each edge's value (exact: the field index's rows)."""
+        return self.holders(edges)
+
+    def holders(self, edges: Sequence[MetadataEdge]) -> list[int | None]:
+        """Sync `aholders`."""
+        checked = check_holder_edges(edges)
+        with self._lock:
+            return [int(self._match_rows(e.incoming_field, e.value).size) for e in checked]
 
     def _count_passing(self, field: str, value: str, passing: _Rows) -> int:
         """How many of the rows `passing` carry string `value` in `field` (the caller holds the

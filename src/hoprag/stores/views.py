@@ -6,8 +6,10 @@ wraps with its access filter ANDed into the caller's (`hoprag.filters.and_filter
 lexical starts, edge adjacency, reads by id (`initial_root_ids`, `Scope(ids=...)`, id edges),
 the complete reads of scopes and `order_by` listings. Name resolution asks the store to count
 only the documents that pass the access filter and to leave out values no such document
-carries. A caller's filter can only narrow what the view shows, since it is ANDed, never
-ORed, with the access filter; `view.restricted(f)` narrows the view further.
+carries. Holder counts (`aholders`) are unknown (None) through a view: the store's counts
+cover every document, so they would tell of documents outside it. A caller's filter can only
+narrow what the view shows, since it is ANDed, never ORed, with the access filter;
+`view.restricted(f)` narrows the view further.
 
 Deletes through a view delete only documents inside it: ids outside it are skipped as unknown
 ids are, and a delete by filter deletes the documents passing the filter and the access filter.
@@ -46,6 +48,7 @@ from hoprag.stores.base import (
     PreparedQuery,
     Store,
     check_delete,
+    check_holder_edges,
 )
 from hoprag.sync import run_sync
 from hoprag.validation import check_documents
@@ -154,6 +157,12 @@ class RestrictedStore(Store):
         `filter`)."""
         both = and_filters(self.access, compile_filter(filter))
         return await self.store.aresolve(text, fields, limit=limit, filter=both)
+
+    async def aholders(self, edges: Sequence[MetadataEdge]) -> list[int | None]:
+        """None for every edge: unknown. The wrapped store's counts are of all its documents,
+        so they would tell how many documents outside the view hold a value; counting inside
+        the view would read every holder, the cost counts exist to avoid."""
+        return [None] * len(check_holder_edges(edges))
 
     async def aadd(self, documents: Iterable[Document]) -> None:
         """Write `documents` to the wrapped store, after refusing the whole batch when one of

@@ -27,8 +27,9 @@ write, and refuses writes to it; a test of your own that writes marks itself `@w
 
 A store that implements only the required methods (`aprepare`, `aadd`, and the prepared
 query's `asearch`, `aget`, `aadjacent`, `aadjacent_many`) subclasses `CoreCompliance`, and adds
-`ScopeCompliance`, `LexicalCompliance`, `ResolveCompliance` or `DeleteCompliance` (which needs
-the other three) for each optional capability it has; `StoreCompliance` is all of them.
+`ScopeCompliance`, `LexicalCompliance`, `ResolveCompliance`, `DeleteCompliance` (which needs
+the other three) or `HolderCompliance` (`aholders` and `adelete`) for each optional capability
+it has; `StoreCompliance` is all of them.
 
 A store with a documented deviation lists the test in `deviations` (test name -> reason):
 the test is then expected to fail, and a deviation that no longer fails is reported."""
@@ -46,6 +47,7 @@ from hoprag.testing.compliance import (
     Contract,
     CoreCompliance,
     DeleteCompliance,
+    HolderCompliance,
     LexicalCompliance,
     ResolveCompliance,
     ScopeCompliance,
@@ -67,6 +69,7 @@ __all__ = [
     "Contract",
     "CoreCompliance",
     "DeleteCompliance",
+    "HolderCompliance",
     "LexicalCompliance",
     "ResolveCompliance",
     "ScopeCompliance",

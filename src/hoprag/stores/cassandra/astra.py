@@ -10,11 +10,12 @@ SAI indexes, 10 on one table. So a store in Astra mode writes at LOCAL_QUORUM (u
 `write_consistency` names another level Astra accepts; the refused ones are refused when the
 config is made), its own session reads and writes at that level, and before it creates
 anything it counts what it would create (the documents table and its SAI indexes, the lexical
-index's keyspace tables, the declared fields' catalogue, columns' indexes and values
-catalogue) against what the database already holds (`system_schema`, every non-system
-keyspace): a schema that would not fit is refused with an `InvalidInputError` naming the limit,
-what the database holds and what would still fit, and nothing is created. `scripts/cassandra up
---astra` starts a local node whose guardrails refuse the same (docs/astra.md)."""
+index's keyspace tables, the holder counts' counter table, the declared fields' catalogue,
+columns' indexes and values catalogue) against what the database already holds
+(`system_schema`, every non-system keyspace): a schema that would not fit is refused with an
+`InvalidInputError` naming the limit, what the database holds and what would still fit, and
+nothing is created. `scripts/cassandra up --astra` starts a local node whose guardrails refuse
+the same (docs/astra.md)."""
 
 from __future__ import annotations
 
@@ -180,16 +181,32 @@ def check_budget(plan: Plan, held: Holdings, what: str) -> None:
 
 def store_plan(layout: Layout, config: CassandraConfig, *, existed: bool) -> Plan:
     """What a store's set-up creates when missing: a new table's statements (`layout`,
-    with the lexical index's keyspace tables when `layout.lexical`) and its declared fields'
-    field catalogue, columns' indexes and values catalogue; an existing table only the lexical
-    index's tables when the config asks for it (new fields on an existing table are refused
-    by the set-up anyway)."""
-    from hoprag.stores.cassandra import declare, lexicon
+    with the lexical index's keyspace tables when `layout.lexical`), the holder counts'
+    keyspace tables when the config asks for them, and its declared fields' field catalogue,
+    columns' indexes and values catalogue; an existing table only the lexical index's and the
+    holder counts' tables when the config asks for them (new fields on an existing table are
+    refused by the set-up anyway)."""
+    from hoprag.stores.cassandra import holders, lexicon
+
+    counted = (
+        plan_of(holders.keyspace_statements(layout.keyspace)) if config.holder_counts else Plan()
+    )
+    if existed:
+        lexical = (
+            plan_of(lexicon.keyspace_statements(layout.keyspace)) if config.lexical else Plan()
+        )
+        return lexical | counted
+    plan = plan_of(layout.create_statements(config.dimension or 1)) | counted
+    return plan | _declared_plan(layout, config)
+
+
+def _declared_plan(layout: Layout, config: CassandraConfig) -> Plan:
+    """The tables and indexes of a new table's declared fields: the field catalogue, the
+    typed columns' indexes and the values catalogue."""
+    from hoprag.stores.cassandra import declare
     from hoprag.stores.cassandra.fields import FIELDS_TABLE, DeclaredField, column_for
 
-    if existed:
-        return plan_of(lexicon.keyspace_statements(layout.keyspace)) if config.lexical else Plan()
-    plan = plan_of(layout.create_statements(config.dimension or 1))
+    plan = Plan()
     if config.mode == "hoprag" and config.field_kinds:
         fields = [DeclaredField(f, k, column_for(f, k)) for f, k in config.field_kinds.items()]
         statements, _ = declare.index_statements(layout, fields)

@@ -55,6 +55,10 @@ class CassandraConfig(BaseModel):
     """Keep a lexical (BM25) index beside the table for lexical starts (`lexicon.py`): a new
     or empty table gets it; a table that has it keeps it, whether later stores ask or not
     (mode='hoprag' only)."""
+    holder_counts: bool = Field(False, description=_BOOL)
+    """Keep, per metadata value, how many documents hold it (`holders.py`, `aholders`): a new
+    or empty table gets the counts; a table that has them keeps them, whether later stores ask
+    or not (mode='hoprag' only)."""
     create_schema: bool = Field(True, description=_BOOL)
     """Create the table and its indexes when missing; with False a missing table raises
     `InvalidInputError` naming `table`."""
@@ -168,6 +172,9 @@ class CassandraConfig(BaseModel):
         if self.lexical and self.mode != "hoprag":
             hint = "the lexical index is kept in hoprag's own table layout"
             raise invalid("lexical", True, "False unless mode='hoprag'", hint=hint)
+        if self.holder_counts and self.mode != "hoprag":
+            hint = "holder counts are kept from hoprag's own table's tokens"
+            raise invalid("holder_counts", True, "False unless mode='hoprag'", hint=hint)
         return self
 
     @model_validator(mode="after")
@@ -195,6 +202,7 @@ class CassandraOptions(TypedDict, total=False):
     list_fields: Iterable[str]
     fields: Mapping[str, str]
     lexical: bool
+    holder_counts: bool
     create_schema: bool
     create_keyspace: bool
     request_timeout: float | None

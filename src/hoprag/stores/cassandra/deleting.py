@@ -9,7 +9,8 @@ deleted, and the ledger's records after them. While a row exists, a run of the s
 finds it and finishes the work; once it is gone, nothing of it is left but its record, which
 says it is not counted. The one window that a run again cannot repair is between the
 counters' update and the ledger's write right after it (a kill there takes the documents back
-twice; a write that failed is not retried there).
+twice; a write that failed is not retried there). Holder counts (`holders.py`) are taken
+back the same way, from their own records in the same ledger.
 
 Last, values-catalogue entries (declared entity fields) that no document carries any more
 are deleted and forgotten by the writer, so that an add of the value writes them again. A
@@ -29,6 +30,7 @@ import anyio.to_thread
 from hoprag.filters import CompiledFilter
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.guards import GET_CHUNK
+from hoprag.stores.cassandra.holders import HeldChange, HolderCounts, counts_of
 from hoprag.stores.cassandra.pending import Ledger
 from hoprag.stores.cassandra.values import value_json
 
@@ -78,10 +80,13 @@ class TableDeleter:
         layout, ex = self.parts.layout, self.parts.executor
         if layout.lexical:
             await self._take_back_lexicon(found, window)
+        held = await self._take_back_holders(found, window)
         delete = f"DELETE FROM {layout.fq} WHERE {layout.id_col} = ?"
         await ex.write_all(delete, [(s.id,) for s in found], window=window)
         if layout.lexical:
             await self.ledger.forget([s.id for s in found], window)
+        if held is not None:
+            await held[0].forget(held[1], window)
         await self._prune_catalogue(found, window)
         return len(found)
 
@@ -110,6 +115,22 @@ class TableDeleter:
         changes = await ledger.changes({s.id: None for s in found}, window)
         await ledger.settle(changes, window)
         await ledger.record(changes, window, counted=True)
+
+    # -- holder counts ---------------------------------------------------------------------
+
+    async def _take_back_holders(
+        self, found: list[_Stored], window: int
+    ) -> tuple[HolderCounts, list[HeldChange]] | None:
+        """On a table with holder counts: take the documents back from the counters, from the
+        ledger's record of each or its row, then record them as counted nowhere
+        (`holders.py`); None on other tables."""
+        holders = counts_of(self.parts)
+        if holders is None:
+            return None
+        changes = await holders.changes({s.id: frozenset() for s in found}, window)
+        await holders.settle(changes, window)
+        await holders.record(changes, window, settled=True)
+        return holders, changes
 
     # -- values catalogue ------------------------------------------------------------------
 

@@ -149,6 +149,9 @@ class Layout:
         self.lexical = False
         """Whether the table keeps the lexical index (`lexicon.py`; set by the store at set-up:
         a new table gets it with `lexical=True`, one that has it is always written with it)."""
+        self.holders: str | None = None
+        """The table key of its holder counts when the table keeps them (`holders.py`; set by
+        the store at set-up, as `lexical` is), else None."""
 
     # --- declared fields (range filters, values catalogue) ---------------------------------
     def declared(self, field: str, op: str) -> fl.DeclaredField:

@@ -17,6 +17,7 @@ from hoprag.errors import HopragError, InvalidInputError, StoreError, invalid
 from hoprag.stores.cassandra import astra, declare
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.errors import translate
+from hoprag.stores.cassandra.holders import open_holder_counts
 from hoprag.stores.cassandra.schema import existing_dimension, open_lexical_index, setup_table
 from hoprag.stores.cassandra.session import connect
 
@@ -114,6 +115,7 @@ class Opening:
                 create=config.create_schema,
             )
             layout.lexical = open_lexical_index(self.session, layout, wanted=config.lexical)
+            layout.holders = open_holder_counts(self.session, layout, wanted=config.holder_counts)
         return dimension
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ record of an add that never completed, and does what is left."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,10 +53,12 @@ class Change:
 
 
 class Ledger:
-    """The ledger's statements for one store's table (names validated by its layout)."""
+    """The ledger's statements for one store's table (names validated by its layout), in the
+    table's partition or, for holder counts (`holders.py`), in `partition`."""
 
-    def __init__(self, parts: TableParts) -> None:
+    def __init__(self, parts: TableParts, partition: str | None = None) -> None:
         self.parts = parts
+        self.partition = parts.table if partition is None else partition
         self.fq = f"{parts.keyspace}.{lexicon.PENDING_TABLE}"
         self._ready = False
 
@@ -70,7 +72,7 @@ class Ledger:
     async def read(self, ids: Sequence[str], window: int) -> dict[str, tuple[set[str], int]]:
         """The recorded changes of `ids`: id -> (terms, counted)."""
         text = f"SELECT id, terms, counted FROM {self.fq} WHERE table_name = ? AND id IN ?"
-        table = self.parts.table
+        table = self.partition
         calls = [
             (text, [table, list(ids[i : i + GET_CHUNK])]) for i in range(0, len(ids), GET_CHUNK)
         ]
@@ -82,18 +84,22 @@ class Ledger:
     async def record(self, changes: Sequence[Change], window: int, *, counted: bool) -> None:
         """Record `changes` (their terms and the target's terms; with `counted`, as counted at
         the target's length, else at their `counted`)."""
-        text = f"INSERT INTO {self.fq} (table_name, id, terms, counted) VALUES (?, ?, ?, ?)"
-        rows = [
-            (self.parts.table, c.id, set(c.terms | set(c.target or ())),
-             (c.length if c.target is not None else NOT_COUNTED) if counted else c.counted)
+        records = {
+            c.id: (set(c.terms | set(c.target or ())), _counted(c) if counted else c.counted)
             for c in changes
-        ]  # fmt: skip
+        }
+        await self.put(records, window)
+
+    async def put(self, records: Mapping[str, tuple[set[str], int]], window: int) -> None:
+        """Record each id's terms and counted value as given."""
+        text = f"INSERT INTO {self.fq} (table_name, id, terms, counted) VALUES (?, ?, ?, ?)"
+        rows = [(self.partition, i, terms, n) for i, (terms, n) in records.items()]
         await self.parts.executor.write_groups(text, _groups(rows), window=window)
 
     async def forget(self, ids: Iterable[str], window: int) -> None:
         """Delete the records of `ids`."""
         text = f"DELETE FROM {self.fq} WHERE table_name = ? AND id = ?"
-        rows = [(self.parts.table, i) for i in ids]
+        rows = [(self.partition, i) for i in ids]
         await self.parts.executor.write_groups(text, _groups(rows), window=window)
 
     async def changes(self, targets: dict[str, dict[str, int] | None], window: int) -> list[Change]:
@@ -133,6 +139,11 @@ class Ledger:
             await ex.execute(
                 lexicon.stats_update(ks), [documents, length, table], "lexical statistics"
             )
+
+
+def _counted(change: Change) -> int:
+    """The length the counters count `change`'s document with once settled."""
+    return change.length if change.target is not None else NOT_COUNTED
 
 
 def _groups(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:

@@ -5,10 +5,10 @@ The store ties its rooms together: its options (`config.CassandraConfig`), its t
 statements run (`executor.Executor`: bursts, retries, the shared in-flight bound, prepared
 statements, error translation) and a run's prepared query (`query.CassandraQuery`, made by
 `aprepare`), opening and closing (`opening.Opening`), writes (`writing.TableWriter`),
-deletes (`deleting.TableDeleter`), declaring fields (`migration.Migration`) and resolving names
-(`resolving.py`). These helpers take the store's `parts.TableParts` (options, layout, executor,
-values catalogue, opening, dimension), never the store. This module is the public surface over
-them.
+deletes (`deleting.TableDeleter`), holder counts (`holders.py`), declaring fields
+(`migration.Migration`) and resolving names (`resolving.py`). These helpers take the store's
+`parts.TableParts` (options, layout, executor, values catalogue, opening, dimension), never
+the store. This module is the public surface over them.
 
 Set-up (connecting, creating the keyspace/table/indexes when missing and waiting until the
 indexes are queryable) is blocking driver work. A store built outside a running event loop does
@@ -36,14 +36,16 @@ from typing import Any, Unpack
 import anyio.to_thread
 
 from hoprag.documents import Document
+from hoprag.edges import MetadataEdge
 from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter, Filter, compile_filter
 from hoprag.resolve import Candidate, check_resolve
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store, check_delete
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store, check_delete, check_holder_edges
 from hoprag.stores.cassandra.astra import astra_session, close_on_error
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.deleting import TableDeleter
+from hoprag.stores.cassandra.holders import counts_of
 from hoprag.stores.cassandra.layouts import Layout
 from hoprag.stores.cassandra.migration import Migration, check_declaration_args
 from hoprag.stores.cassandra.opening import check_connection
@@ -257,6 +259,18 @@ class CassandraStore(TableFacts, Store):
             return await self._deleter.delete_ids(request.ids, window)
         assert request.filter is not None
         return await self._deleter.delete_matching(request.filter, window)
+
+    async def aholders(self, edges: Sequence[MetadataEdge]) -> list[int | None]:
+        """How many documents hold each edge's value, exact, from the table's holder counts
+        (`holders.py`: one round of key reads); None for every edge of a table made without
+        `holder_counts=True` (or a cassio table)."""
+        checked = check_holder_edges(edges)
+        await self.asetup()
+        holders = counts_of(self._parts)
+        if holders is None or not checked:
+            return [None] * len(checked)
+        counts: list[int | None] = [*await holders.read(checked)]
+        return counts
 
     def delete(
         self,

@@ -1,8 +1,10 @@
 """How a CassandraStore writes documents (`aadd`): the INSERT values (embedding the documents
 that have none, every vector checked), the values catalogue's new entries and the list-valued
-fields first, then, on a table with a lexical index, the ledger's records of the change
-(`pending.py`), then the rows, then the postings and counters (`lexicon.py`) from those
-records, so that an add stopped anywhere and run again leaves the index as the rows say."""
+fields first, then, on a table with a lexical index or holder counts, the ledger's records of
+the change (`pending.py`, `holders.py`), then the rows, then the postings and counters
+(`lexicon.py`, `holders.py`) from those records, so that an add stopped anywhere and run again
+leaves the index and the counts as the rows say. `aupdate_metadata` keeps holder counts the
+same way."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from hoprag.errors import invalid
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra.fields import FieldCatalog
 from hoprag.stores.cassandra.guards import GET_CHUNK
+from hoprag.stores.cassandra.holders import HeldChange, HolderCounts, counts_of, target_tokens
 from hoprag.stores.cassandra.pending import Change, Ledger
 from hoprag.validation import check_vector
 
@@ -50,12 +53,14 @@ class TableWriter:
         rows = await self._insert_rows(docs, embedding)
         await self.catalogue(docs, window)
         changes = await self._record_lexicon(docs, window) if layout.lexical else None
+        held = await self._record_holders(docs, window)
         await self.parts.executor.write_all(
             layout.insert_query(), rows, window=window, progress=progress
         )
         if changes is not None:  # after the rows, from the ledger's records (`pending.py`)
             await self.ledger.settle(changes, window)
             await self.ledger.forget([c.id for c in changes], window)
+        await self._settle_holders(held, window)
 
     async def update_metadata(
         self,
@@ -74,8 +79,33 @@ class TableWriter:
         if missing:
             raise invalid("documents", missing[:5], f"ids of documents in {layout.fq}")
         await self.catalogue(docs, window)
+        held = await self._record_holders(docs, window)
         rows = [layout.metadata_values(d) for d in docs]
         await ex.write_all(layout.metadata_query(), rows, window=window, progress=progress)
+        await self._settle_holders(held, window)
+
+    async def _record_holders(
+        self, docs: list[Document], window: int
+    ) -> tuple[HolderCounts, list[HeldChange]] | None:
+        """On a table with holder counts, record in the ledger the tokens the counters count
+        each of `docs` in, before its row changes (`holders.py`); None on other tables."""
+        holders = counts_of(self.parts)
+        if holders is None:
+            return None
+        targets = {d.id: target_tokens(d.metadata) for d in docs}
+        changes = await holders.changes(targets, window)
+        await holders.record(changes, window, settled=False)
+        return holders, changes
+
+    @staticmethod
+    async def _settle_holders(
+        held: tuple[HolderCounts, list[HeldChange]] | None, window: int
+    ) -> None:
+        """After the rows: move the holder counters and delete the ledger's records."""
+        if held is not None:
+            holders, changes = held
+            await holders.settle(changes, window)
+            await holders.forget(changes, window)
 
     async def _record_lexicon(self, docs: list[Document], window: int) -> list[Change]:
         """Record in the ledger what writing `docs` changes in the lexical index (the terms

@@ -14,11 +14,14 @@ approximate indexes are fine on twelve documents. Needs pytest and pytest-asynci
   `ResolveCompliance` (`aresolve`): one per optional capability; subclass those the store has.
 * `DeleteCompliance` (`adelete`): deletes, checked against every read path, so it needs the
   other capabilities too.
+* `HolderCompliance` (`aholders`, `adelete`): holder counts equal a recount of the documents
+  after every kind of write.
 * `StoreCompliance`: all of them, what hoprag's own stores pass."""
 
 from hoprag.testing.compliance.core import CoreCompliance
 from hoprag.testing.compliance.deletes import DeleteCompliance
 from hoprag.testing.compliance.filter_language import FilterCompliance
+from hoprag.testing.compliance.holders import HolderCompliance
 from hoprag.testing.compliance.lexical import LexicalCompliance
 from hoprag.testing.compliance.reads import ReadCompliance
 from hoprag.testing.compliance.resolve import ResolveCompliance
@@ -33,6 +36,7 @@ __all__ = [
     "CoreCompliance",
     "DeleteCompliance",
     "FilterCompliance",
+    "HolderCompliance",
     "LexicalCompliance",
     "ReadCompliance",
     "ResolveCompliance",
@@ -46,7 +50,12 @@ __all__ = [
 
 
 class StoreCompliance(
-    CoreCompliance, ScopeCompliance, LexicalCompliance, ResolveCompliance, DeleteCompliance
+    CoreCompliance,
+    ScopeCompliance,
+    LexicalCompliance,
+    ResolveCompliance,
+    DeleteCompliance,
+    HolderCompliance,
 ):
     """Every contract: what a store with every capability (MemoryStore, CassandraStore) must
     do. Subclasses provide the `store_factory` fixture, and may list documented deviations in

@@ -1,0 +1,255 @@
+"""Holder counts of a CassandraStore table (`holder_counts=True`, `aholders`): per metadata
+value, how many documents hold it, exact, kept by every write, read by key.
+
+What is counted is what a metadata edge or an equality filter reads: every token of a row's
+`tokens` set (`tokens.py`: each scalar value of every field, lists exploded, plus the whole
+list and every nested dict), so the holders of `MetadataEdge(field, value)` are the rows that
+`tokens CONTAINS token(field, value)` finds. Declared fields' list markers are not counted.
+
+* `hoprag_holders`, a counter table of the keyspace: one partition per (table key, token) with
+  its `holders`. The table key is `<table>#<the table's id>` (`system_schema.tables.id`, new
+  whenever a table is created), so a table dropped and made again under its name starts from
+  no counts. The empty token counts the table's documents; its row also marks a table whose
+  counts are kept (written with +0 when the table is empty).
+* The ledger of changing documents is the lexical index's (`pending.py`,
+  `hoprag_lexicon_pending`), in a partition of its own named by the table key: before a write
+  or delete changes a row's tokens it records the tokens the counters count the document in;
+  after the rows it moves each counter by the difference and deletes the record. A write or
+  delete stopped anywhere and run again starts from the record, so it counts the document
+  once. What no record can repair: a counter update that failed or timed out (Cassandra may
+  have applied it; counters are not idempotent, so it is not retried), and a stop between the
+  counter updates and the ledger write after them. The counts of the values involved then
+  stay off by that batch's documents (writing them again does not repair it: a recount from
+  the rows would, and is not written yet).
+
+A read is one burst of single-partition reads, one per distinct token: one round."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hoprag.edges import MetadataEdge
+from hoprag.errors import InvalidInputError, one_error
+from hoprag.stores.cassandra import lexicon
+from hoprag.stores.cassandra import tokens as tok
+from hoprag.stores.cassandra.guards import GET_CHUNK
+from hoprag.stores.cassandra.pending import Ledger
+
+if TYPE_CHECKING:
+    from hoprag.stores.cassandra.parts import TableParts
+
+HOLDERS_TABLE = "hoprag_holders"
+ALL = ""
+"""The token every document holds: its counter is the table's number of documents."""
+READ_CONCURRENCY = 64
+"""Counter reads one `aholders` call has in flight at most."""
+COUNTED = 1
+"""The ledger's `counted` of a holder record (its terms are the counted tokens)."""
+
+
+def table_statement(keyspace: str) -> str:
+    """CREATE of the keyspace's counter table (a partition per table key and token)."""
+    return (
+        f"CREATE TABLE IF NOT EXISTS {keyspace}.{HOLDERS_TABLE} (table_key text, value_token text, "
+        "holders counter, PRIMARY KEY ((table_key, value_token)))"
+    )
+
+
+def keyspace_statements(keyspace: str) -> list[str]:
+    """The keyspace's tables that holder counts need, when missing: the counters and the
+    ledger (shared with the lexical index)."""
+    return [table_statement(keyspace), lexicon.pending_table_statement(keyspace)]
+
+
+def counted_tokens(tokens: Iterable[str] | None) -> set[str]:
+    """The tokens of a row's `tokens` set that are counted (a declared field's list marker,
+    the only token without '=' and '#', is not), plus `ALL`."""
+    return {t for t in tokens or () if "=" in t or "#" in t} | {ALL}
+
+
+def target_tokens(metadata: Mapping[str, Any]) -> frozenset[str]:
+    """The tokens a document with `metadata` is to be counted in."""
+    return frozenset(counted_tokens(tok.metadata_tokens(metadata)))
+
+
+# -- set-up ----------------------------------------------------------------------------------
+
+
+def _first(rows: Any) -> Any:
+    """The first row of a result (None when empty)."""
+    return next(iter(rows), None)
+
+
+def _table_key(session: Any, keyspace: str, table: str) -> str | None:
+    """`<table>#<id>`, or None when there is no such table."""
+    row = _first(
+        session.execute(
+            "SELECT id FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+            (keyspace, table),
+        )
+    )
+    return None if row is None else f"{table}#{row[0]}"
+
+
+def _counter_table_exists(session: Any, keyspace: str) -> bool:
+    """Whether the keyspace has the counter table (asked of `system_schema`)."""
+    rows = session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+        (keyspace, HOLDERS_TABLE),
+    )
+    return _first(rows) is not None
+
+
+def _marked(session: Any, keyspace: str, key: str) -> bool:
+    """Whether the counter table holds the table's `ALL` row."""
+    rows = session.execute(
+        f"SELECT holders FROM {keyspace}.{HOLDERS_TABLE} WHERE table_key = %s AND value_token = %s",
+        (key, ALL),
+    )
+    return _first(rows) is not None
+
+
+def open_holder_counts(session: Any, layout: Any, *, wanted: bool) -> str | None:
+    """The table key when the table keeps holder counts, else None: a table marked as keeping
+    them is counted whatever the store asked; with `wanted` an unmarked table gets them when
+    empty and is refused otherwise (its rows would be counted nowhere). Blocking."""
+    from hoprag.stores.cassandra.schema import execute_ddl_all
+
+    exists = _counter_table_exists(session, layout.keyspace)
+    if not (exists or wanted):
+        return None
+    key = _table_key(session, layout.keyspace, layout.table)
+    if key is None:
+        return None
+    if exists and _marked(session, layout.keyspace, key):
+        return key
+    if not wanted:
+        return None
+    _refuse_uncounted_rows(session, layout.fq)
+    execute_ddl_all(session, keyspace_statements(layout.keyspace))
+    session.execute(
+        f"UPDATE {layout.keyspace}.{HOLDERS_TABLE} SET holders = holders + 0 "
+        "WHERE table_key = %s AND value_token = %s",
+        (key, ALL),
+    )
+    return key
+
+
+def _refuse_uncounted_rows(session: Any, fq: str) -> None:
+    """InvalidInputError when the table holds rows (written without holder counts)."""
+    if not list(session.execute(f"SELECT id FROM {fq} LIMIT 1")):
+        return
+    raise InvalidInputError(
+        f"{fq} holds documents written without holder counts, which no count would include: "
+        "load them into a new table with holder_counts=True",
+        argument="holder_counts",
+        value=True,
+        allowed="holder_counts=True on a new or empty table, or on one made with it",
+    )
+
+
+# -- writes ----------------------------------------------------------------------------------
+
+
+def counts_of(parts: TableParts) -> HolderCounts | None:
+    """The holder counts of the set-up table `parts`, None when it keeps none."""
+    key = parts.layout.holders
+    return None if key is None else HolderCounts(parts, key)
+
+
+@dataclass(frozen=True, slots=True)
+class HeldChange:
+    """One document's change of counted tokens: those the counters count it in now
+    (`counted`) and those it is to be counted in (`target`, empty for a delete)."""
+
+    id: str
+    counted: frozenset[str]
+    target: frozenset[str]
+
+
+class HolderCounts:
+    """The counters and ledger records of the table `parts` with table key `key` (see the
+    module docstring); every value is a bound parameter."""
+
+    def __init__(self, parts: TableParts, key: str) -> None:
+        self.parts = parts
+        self.key = key
+        self.fq = f"{parts.keyspace}.{HOLDERS_TABLE}"
+        self.ledger = Ledger(parts, partition=key)
+
+    async def changes(self, targets: Mapping[str, frozenset[str]], window: int) -> list[HeldChange]:
+        """The change of each id of `targets`, from the ledger's record of it, else from its
+        stored row (nothing counted without either)."""
+        ids = list(targets)
+        recorded = await self.ledger.read(ids, window)
+        stored = await self._stored([i for i in ids if i not in recorded], window)
+        out: list[HeldChange] = []
+        for doc_id, target in targets.items():
+            held = recorded[doc_id][0] if doc_id in recorded else stored.get(doc_id, set())
+            out.append(HeldChange(doc_id, frozenset(held), target))
+        return out
+
+    async def record(self, changes: Sequence[HeldChange], window: int, *, settled: bool) -> None:
+        """Record what the counters count each document in: its `counted` tokens, or with
+        `settled` its target's."""
+        await self.ledger.put(
+            {c.id: (set(c.target if settled else c.counted), COUNTED) for c in changes}, window
+        )
+
+    async def forget(self, changes: Sequence[HeldChange], window: int) -> None:
+        """Delete the records of `changes`."""
+        await self.ledger.forget([c.id for c in changes], window)
+
+    async def settle(self, changes: Sequence[HeldChange], window: int) -> None:
+        """Move each counter by the changes' net difference (counters untouched by it are not
+        written)."""
+        deltas: Counter[str] = Counter()
+        for c in changes:
+            deltas.update(c.target - c.counted)
+            deltas.subtract(c.counted - c.target)
+        await self._apply({t: n for t, n in deltas.items() if n}, window)
+
+    async def _apply(self, deltas: Mapping[str, int], window: int) -> None:
+        """Add each delta to its token's counter, `window` updates in flight, none retried."""
+        text = f"UPDATE {self.fq} SET holders = holders + ? WHERE table_key = ? AND value_token = ?"
+        items = iter(sorted(deltas.items()))
+        ex = self.parts.executor
+
+        async def worker() -> None:
+            for token, delta in items:
+                await ex.execute(text, [delta, self.key, token], "holder counts")
+
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                for _ in range(min(window, len(deltas))):
+                    tg.start_soon(worker)
+
+    async def _stored(self, ids: Sequence[str], window: int) -> dict[str, set[str]]:
+        """The counted tokens of the stored rows of `ids` that exist."""
+        if not ids:
+            return {}
+        text = f"SELECT id, tokens FROM {self.parts.layout.fq} WHERE id IN ?"
+        calls = [(text, [list(ids[i : i + GET_CHUNK])]) for i in range(0, len(ids), GET_CHUNK)]
+        pages = await self.parts.executor.burst(
+            calls, "holder tokens", anyio.CapacityLimiter(window)
+        )
+        return {r[0]: counted_tokens(r[1]) for rows in pages for r in rows}
+
+    # -- reads -------------------------------------------------------------------------------
+
+    async def read(self, edges: Sequence[MetadataEdge]) -> list[int]:
+        """Each edge's holders, one single-partition read per distinct token, in one burst."""
+        keys = [tok.token(e.incoming_field, e.value) for e in edges]
+        distinct = sorted(set(keys))
+        text = f"SELECT holders FROM {self.fq} WHERE table_key = ? AND value_token = ?"
+        calls = [(text, [self.key, t]) for t in distinct]
+        pages = await self.parts.executor.burst(
+            calls, "holder counts", anyio.CapacityLimiter(READ_CONCURRENCY)
+        )
+        found = {t: int(rows[0][0]) if rows else 0 for t, rows in zip(distinct, pages, strict=True)}
+        return [found[k] for k in keys]

@@ -1,0 +1,176 @@
+"""Holder counts on CassandraStore (issue #53): an add or delete that failed after its
+ledger record and is run again counts each document once; counts follow `aupdate_metadata`;
+a table keeps its counts when opened without asking, refuses them when it holds uncounted
+rows, and starts over when dropped and made again; a hop's counts are one burst of reads.
+(The compliance suite compares the counts with a recount after every kind of write.)"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hoprag import Document, MetadataEdge
+from hoprag.embeddings import HashEmbedding
+from hoprag.errors import InvalidInputError
+from hoprag.stores.cassandra.store import CassandraStore
+from hoprag.testing.compliance.holders import recount
+
+pytestmark = pytest.mark.integration
+
+DIM = 8
+EDGES = [MetadataEdge("tag", t) for t in ("a", "b", "c")] + [MetadataEdge("kind", "x")]
+
+
+class _Failed(Exception):
+    """Stands for a write that failed (a node lost, a timeout past every retry)."""
+
+
+def _fail_once(store: CassandraStore, method: str, matching: str) -> None:
+    """Make the store's next `method` call whose query holds `matching` raise `_Failed`."""
+    ex = store.executor
+    real: Callable[..., Any] = getattr(ex, method)
+
+    async def failing(query: str, *args: Any, **kwargs: Any) -> Any:
+        if matching in query:
+            ex.__dict__.pop(method)
+            raise _Failed(query)
+        return await real(query, *args, **kwargs)
+
+    setattr(ex, method, failing)
+
+
+def _store(session: Any, keyspace: str, table: str, **options: Any) -> CassandraStore:
+    return CassandraStore(HashEmbedding(DIM), keyspace=keyspace, table=table, session=session,
+                          **options)  # fmt: skip
+
+
+def _doc(doc_id: str, tags: list[str], **meta: Any) -> Document:
+    return Document(doc_id, f"text of {doc_id}", {"tag": tags, **meta})
+
+
+async def _assert_counted(store: CassandraStore, docs: list[Document]) -> None:
+    """The store's counts are a recount of `docs`, and its documents are counted once."""
+    held = [d.metadata for d in docs]
+    assert await store.aholders(EDGES) == recount(held, EDGES)
+    holders = store.layout.holders
+    assert holders is not None
+    row = store.session.execute(
+        f"SELECT holders FROM {store.keyspace}.hoprag_holders WHERE table_key = %s "
+        "AND value_token = ''",
+        (holders,),
+    ).one()
+    assert row[0] == len(docs)
+
+
+@pytest.mark.parametrize(
+    ("method", "matching"),
+    [
+        ("execute", "hoprag_holders SET"),  # the rows are written, no counter moved yet
+        ("write_all", "INSERT INTO"),  # the ledger records what is counted, no row written
+    ],
+)
+async def test_a_replacement_that_failed_and_is_retried_counts_each_document_once(
+    cassandra_session: Any, keyspace: str, method: str, matching: str
+) -> None:
+    store = _store(cassandra_session, keyspace, "retried", holder_counts=True)
+    docs = [_doc("d1", ["a", "b"], kind="x"), _doc("d2", ["b"]), _doc("d3", ["c"])]
+    await store.aadd(docs)
+    changed = [_doc("d1", ["c"]), _doc("d4", ["a"], kind="x")]
+    _fail_once(store, method, matching)
+    with pytest.raises(_Failed):
+        await store.aadd(changed, concurrency=1)  # one write at a time: nothing after the failure
+    await store.aadd(changed)  # the retry
+    await _assert_counted(store, [changed[0], docs[1], docs[2], changed[1]])
+
+
+async def test_a_failed_add_followed_by_another_write_counts_what_the_rows_hold(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    """The failed add is never retried: the next add of the id starts from the record."""
+    store = _store(cassandra_session, keyspace, "moved_on", holder_counts=True)
+    await store.aadd([_doc("d1", ["a"]), _doc("d2", ["a", "b"])])
+    _fail_once(store, "execute", "hoprag_holders SET")
+    with pytest.raises(_Failed):
+        await store.aadd([_doc("d1", ["b"])], concurrency=1)
+    final = [_doc("d1", ["c"], kind="x"), _doc("d2", ["a", "b"])]
+    await store.aadd(final[:1])
+    await _assert_counted(store, final)
+
+
+async def test_a_delete_that_failed_at_the_rows_and_is_retried_takes_each_document_back_once(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    store = _store(cassandra_session, keyspace, "deleted", holder_counts=True)
+    docs = [_doc("d1", ["a", "b"]), _doc("d2", ["b"], kind="x"), _doc("d3", ["c"])]
+    await store.aadd(docs)
+    _fail_once(store, "write_all", f"DELETE FROM {keyspace}.deleted")
+    with pytest.raises(_Failed):
+        await store.adelete(["d1", "d2"])
+    assert await store.adelete(["d1", "d2"]) == 2  # the rows were still there
+    await _assert_counted(store, [docs[2]])
+
+
+async def test_counts_follow_a_metadata_update(cassandra_session: Any, keyspace: str) -> None:
+    store = _store(cassandra_session, keyspace, "updated", holder_counts=True)
+    await store.aadd([_doc("d1", ["a"]), _doc("d2", ["a", "b"], kind="x")])
+    final = [_doc("d1", ["b", "c"], kind="x"), _doc("d2", [])]
+    await store.aupdate_metadata(final)
+    await _assert_counted(store, final)
+
+
+async def test_a_table_with_counts_keeps_them_when_a_store_opens_it_without_asking(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    docs = [_doc("d1", ["a"]), _doc("d2", ["a", "c"])]
+    await _store(cassandra_session, keyspace, "kept", holder_counts=True).aadd(docs)
+    later = _store(cassandra_session, keyspace, "kept")
+    await later.aadd([_doc("d3", ["c"])])
+    await later.adelete(["d1"])
+    await _assert_counted(later, [docs[1], _doc("d3", ["c"])])
+
+
+async def test_counts_are_refused_on_a_table_with_uncounted_rows_and_unknown_without_them(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    plain = _store(cassandra_session, keyspace, "plain")
+    await plain.aadd([_doc("d1", ["a"])])
+    assert await plain.aholders(EDGES) == [None] * len(EDGES)
+    with pytest.raises(InvalidInputError, match="without holder counts") as caught:
+        await _store(cassandra_session, keyspace, "plain", holder_counts=True).asetup()
+    assert caught.value.argument == "holder_counts"
+    await plain.adelete(["d1"])  # empty now: it can be given counts
+    counted = _store(cassandra_session, keyspace, "plain", holder_counts=True)
+    await counted.aadd([_doc("d2", ["b"])])
+    await _assert_counted(counted, [_doc("d2", ["b"])])
+
+
+async def test_a_table_dropped_and_made_again_starts_from_no_counts(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    first = _store(cassandra_session, keyspace, "again", holder_counts=True)
+    await first.aadd([_doc("d1", ["a"]), _doc("d2", ["a"])])
+    cassandra_session.execute(f"DROP TABLE {keyspace}.again")
+    second = _store(cassandra_session, keyspace, "again", holder_counts=True)
+    await second.aadd([_doc("d3", ["a"])])
+    await _assert_counted(second, [_doc("d3", ["a"])])
+
+
+async def test_a_hops_counts_are_one_burst_of_key_reads(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    store = _store(cassandra_session, keyspace, "burst", holder_counts=True)
+    await store.aadd([_doc("d1", ["a", "b"])])
+    ex = store.executor
+    real = ex.burst
+    bursts: list[list[Any]] = []
+
+    async def counting(calls: Any, *args: Any, **kwargs: Any) -> Any:
+        bursts.append(list(calls))
+        return await real(calls, *args, **kwargs)
+
+    ex.burst = counting  # type: ignore[method-assign]
+    edges = [*EDGES, MetadataEdge("tag", "a")]  # one value twice: read once
+    assert await store.aholders(edges) == [1, 1, 0, 0, 1]
+    assert len(bursts) == 1 and len(bursts[0]) == 4
