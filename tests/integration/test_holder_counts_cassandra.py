@@ -174,3 +174,37 @@ async def test_a_hops_counts_are_one_burst_of_key_reads(
     edges = [*EDGES, MetadataEdge("tag", "a")]  # one value twice: read once
     assert await store.aholders(edges) == [1, 1, 0, 0, 1]
     assert len(bursts) == 1 and len(bursts[0]) == 4
+
+
+async def test_a_recount_repairs_counters_a_failed_update_left_off(
+    cassandra_session: Any, keyspace: str
+) -> None:
+    """Counters off in both directions, one for a value no row holds, and a stale ledger
+    record: `arecount_holders` sets them to the rows' counts and drops the record."""
+    store = _store(cassandra_session, keyspace, "recount", holder_counts=True)
+    other = _store(cassandra_session, keyspace, "neighbour", holder_counts=True)
+    docs = [_doc("d1", ["a", "b"], kind="x"), _doc("d2", ["b"])]
+    await store.aadd(docs)
+    await other.aadd([_doc("n1", ["a"])])
+    key = store.layout.holders
+    update = (
+        f"UPDATE {keyspace}.hoprag_holders SET holders = holders + %s WHERE table_key = %s "
+        "AND value_token = %s"
+    )
+    for delta, token in ((5, 'tag="a"'), (-1, 'tag="b"'), (2, 'tag="zzz"'), (1, "")):
+        cassandra_session.execute(update, (delta, key, token))
+    cassandra_session.execute(
+        f"INSERT INTO {keyspace}.hoprag_lexicon_pending (table_name, id, terms, counted) "
+        "VALUES (%s, 'd1', {'tag=\"c\"'}, 1)",
+        (key,),
+    )
+    assert await store.arecount_holders() == 4
+    await _assert_counted(store, docs)
+    assert await store.aholders([MetadataEdge("tag", "zzz")]) == [0]
+    await store.aadd([_doc("d1", ["c"])])  # the stale record is gone: the row decides
+    await _assert_counted(store, [_doc("d1", ["c"]), docs[1]])
+    await _assert_counted(other, [_doc("n1", ["a"])])  # another table's counters untouched
+    assert await store.arecount_holders() == 0
+    with pytest.raises(InvalidInputError) as caught:
+        await _store(cassandra_session, keyspace, "uncounted").arecount_holders()
+    assert caught.value.argument == "holder_counts"

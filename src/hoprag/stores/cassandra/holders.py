@@ -19,8 +19,9 @@ list and every nested dict), so the holders of `MetadataEdge(field, value)` are 
   once. What no record can repair: a counter update that failed or timed out (Cassandra may
   have applied it; counters are not idempotent, so it is not retried), and a stop between the
   counter updates and the ledger write after them. The counts of the values involved then
-  stay off by that batch's documents (writing them again does not repair it: a recount from
-  the rows would, and is not written yet).
+  stay off by that batch's documents (writing them again does not repair it); `recount`
+  (`CassandraStore.arecount_holders`), run while nothing else writes the table, sets every
+  counter to a recount of the rows.
 
 A read is one burst of single-partition reads, one per distinct token: one round."""
 
@@ -38,6 +39,7 @@ from hoprag.errors import InvalidInputError, one_error
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.guards import GET_CHUNK
+from hoprag.stores.cassandra.pages import PageReader
 from hoprag.stores.cassandra.pending import Ledger
 
 if TYPE_CHECKING:
@@ -253,3 +255,39 @@ class HolderCounts:
         )
         found = {t: int(rows[0][0]) if rows else 0 for t, rows in zip(distinct, pages, strict=True)}
         return [found[k] for k in keys]
+
+    # -- repair ------------------------------------------------------------------------------
+
+    async def recount(self, window: int) -> int:
+        """Set every counter of the table to a recount of its rows and clear its ledger
+        records; how many counters changed. Reads the table and the keyspace's counter table
+        page by page; right only while nothing else writes the table."""
+        want = await self._recounted()
+        have = await self._counters()
+        deltas = {t: want.get(t, 0) - have.get(t, 0) for t in want.keys() | have.keys()}
+        changed = {t: n for t, n in deltas.items() if n}
+        await self._apply(changed, window)
+        await self.ledger.clear()
+        return len(changed)
+
+    async def _recounted(self) -> Counter[str]:
+        """Each counted token's holders among the table's rows."""
+        parts = self.parts
+        reader = PageReader(parts.session, parts.executor, parts.layout.fq, "tokens")
+        counts: Counter[str] = Counter()
+        while (page := await reader.next_page()) is not None:
+            for (tokens,) in page:
+                counts.update(counted_tokens(tokens))
+        return counts
+
+    async def _counters(self) -> dict[str, int]:
+        """The table's counters as they are (the keyspace's counter table read page by page,
+        the other tables' rows skipped)."""
+        parts = self.parts
+        reader = PageReader(
+            parts.session, parts.executor, self.fq, "table_key, value_token, holders"
+        )
+        out: dict[str, int] = {}
+        while (page := await reader.next_page()) is not None:
+            out |= {t: int(n or 0) for key, t, n in page if key == self.key}
+        return out

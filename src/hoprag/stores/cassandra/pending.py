@@ -102,6 +102,11 @@ class Ledger:
         rows = [(self.partition, i) for i in ids]
         await self.parts.executor.write_groups(text, _groups(rows), window=window)
 
+    async def clear(self) -> None:
+        """Delete every record of the ledger's partition."""
+        text = f"DELETE FROM {self.fq} WHERE table_name = ?"
+        await self.parts.executor.execute(text, [self.partition], "clearing the ledger")
+
     async def changes(self, targets: dict[str, dict[str, int] | None], window: int) -> list[Change]:
         """The changes that give each id of `targets` its target terms (None: deleted), from
         the ledger's record of it, else from its stored row."""

@@ -37,7 +37,7 @@ import anyio.to_thread
 
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
-from hoprag.errors import invalid
+from hoprag.errors import InvalidInputError, invalid
 from hoprag.filters import CompiledFilter, Filter, compile_filter
 from hoprag.resolve import Candidate, check_resolve
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store, check_delete, check_holder_edges
@@ -271,6 +271,24 @@ class CassandraStore(TableFacts, Store):
             return [None] * len(checked)
         counts: list[int | None] = [*await holders.read(checked)]
         return counts
+
+    async def arecount_holders(self, *, concurrency: int | None = None) -> int:
+        """Set the table's holder counts to a recount of its rows (`holders.py`: the repair
+        after a counter update that failed or timed out); how many counters changed. Reads the
+        whole table: run it while nothing else writes it. InvalidInputError naming
+        `holder_counts` on a table that keeps no counts."""
+        window = self._parts.window(concurrency)
+        await self.asetup()
+        holders = counts_of(self._parts)
+        if holders is None:
+            raise InvalidInputError(
+                f"{self.layout.fq} keeps no holder counts to recount: make the table with "
+                "holder_counts=True",
+                argument="holder_counts",
+                value=False,
+                allowed="a table made with holder_counts=True",
+            )
+        return await holders.recount(window)
 
     def delete(
         self,
