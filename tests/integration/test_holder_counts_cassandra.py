@@ -67,7 +67,7 @@ async def _assert_counted(store: CassandraStore, docs: list[Document]) -> None:
 @pytest.mark.parametrize(
     ("method", "matching"),
     [
-        ("execute", "hoprag_holders SET"),  # the rows are written, no counter moved yet
+        ("write_groups", "hoprag_holders SET"),  # the rows are written, no counter moved yet
         ("write_all", "INSERT INTO"),  # the ledger records what is counted, no row written
     ],
 )
@@ -91,7 +91,7 @@ async def test_a_failed_add_followed_by_another_write_counts_what_the_rows_hold(
     """The failed add is never retried: the next add of the id starts from the record."""
     store = _store(cassandra_session, keyspace, "moved_on", holder_counts=True)
     await store.aadd([_doc("d1", ["a"]), _doc("d2", ["a", "b"])])
-    _fail_once(store, "execute", "hoprag_holders SET")
+    _fail_once(store, "write_groups", "hoprag_holders SET")
     with pytest.raises(_Failed):
         await store.aadd([_doc("d1", ["b"])], concurrency=1)
     final = [_doc("d1", ["c"], kind="x"), _doc("d2", ["a", "b"])]

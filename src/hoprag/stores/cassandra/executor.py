@@ -330,11 +330,18 @@ class Executor:
                 raise translate(exc, f"batched write on {self.fq}") from exc
 
     async def write_groups(
-        self, query: str, groups: Sequence[Sequence[Sequence[Any]]], *, window: int
+        self,
+        query: str,
+        groups: Sequence[Sequence[Sequence[Any]]],
+        *,
+        window: int,
+        counters: bool = False,
     ) -> None:
         """Each group of rows of `query` as one unlogged batch (the rows of one partition: one
         mutation on the node, one request from here), up to `window` in flight, each retried
-        after a write timeout as `insert` is."""
+        after a write timeout as `insert` is. With `counters`, each group is a counter batch
+        of counter updates, never retried: a counter update that timed out may have been
+        applied, and applying it again would count twice."""
         from cassandra.query import BatchStatement, BatchType
 
         if not groups:
@@ -343,13 +350,15 @@ class Executor:
         record([(query, params) for rows in groups for params in rows])
         stmt = await self.prepared.get(query)
         it = iter(groups)
+        kind = BatchType.COUNTER if counters else BatchType.UNLOGGED
 
         async def worker() -> None:
             for rows in it:
-                batch = BatchStatement(BatchType.UNLOGGED, consistency_level=stmt.consistency_level)
+                batch = BatchStatement(kind, consistency_level=stmt.consistency_level)
                 for params in rows:
                     batch.add(stmt, params)
-                await self._retried(functools.partial(self._send_batch, batch))
+                send = functools.partial(self._send_batch, batch)
+                await (send() if counters else self._retried(send))
 
         with one_error():
             async with anyio.create_task_group() as tg:

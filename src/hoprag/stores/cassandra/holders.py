@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from hoprag.edges import MetadataEdge
-from hoprag.errors import InvalidInputError, one_error
+from hoprag.errors import InvalidInputError
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra import tokens as tok
 from hoprag.stores.cassandra.guards import GET_CHUNK
@@ -52,6 +52,9 @@ READ_CONCURRENCY = 64
 """Counter reads one `aholders` call has in flight at most."""
 COUNTED = 1
 """The ledger's `counted` of a holder record (its terms are the counted tokens)."""
+COUNTER_BATCH = 10
+"""Counter updates per counter batch: each is a partition of its own, and Cassandra warns of
+an unlogged batch over 10 partitions (`unlogged_batch_across_partitions_warn_threshold`)."""
 
 
 def table_statement(keyspace: str) -> str:
@@ -217,19 +220,12 @@ class HolderCounts:
         await self._apply({t: n for t, n in deltas.items() if n}, window)
 
     async def _apply(self, deltas: Mapping[str, int], window: int) -> None:
-        """Add each delta to its token's counter, `window` updates in flight, none retried."""
+        """Add each delta to its token's counter: counter batches of `COUNTER_BATCH` updates,
+        `window` batches in flight, none retried (`Executor.write_groups`)."""
         text = f"UPDATE {self.fq} SET holders = holders + ? WHERE table_key = ? AND value_token = ?"
-        items = iter(sorted(deltas.items()))
-        ex = self.parts.executor
-
-        async def worker() -> None:
-            for token, delta in items:
-                await ex.execute(text, [delta, self.key, token], "holder counts")
-
-        with one_error():
-            async with anyio.create_task_group() as tg:
-                for _ in range(min(window, len(deltas))):
-                    tg.start_soon(worker)
+        rows = [(delta, self.key, token) for token, delta in sorted(deltas.items())]
+        groups = [rows[i : i + COUNTER_BATCH] for i in range(0, len(rows), COUNTER_BATCH)]
+        await self.parts.executor.write_groups(text, groups, window=window, counters=True)
 
     async def _stored(self, ids: Sequence[str], window: int) -> dict[str, set[str]]:
         """The counted tokens of the stored rows of `ids` that exist."""
