@@ -37,7 +37,9 @@ Bulk load: documents/second of `CassandraStore.aadd` vs `Cassandra.add_documents
 scratch tables (`scripts/bench_load.py`'s runners).
 
 Output: a text report, `--json` (per case `ours_p50_ms`, `peer_p50_ms`, `floor_ms`,
-`same_ids`, ...) and a `--chart` PNG (matplotlib, installed with the `bench` extra)."""
+`same_ids`, every hoprag traversal's ids, queries, rows and rounds in `ours_traversals`, ...)
+and a `--chart` PNG (matplotlib, installed with the `bench` extra). Two versions' runs over the
+same tables compare with `scripts/compare_eval.py --bench`."""
 
 from __future__ import annotations
 
@@ -782,6 +784,12 @@ async def measure_case(
         "same_ids_own_table_count": f"{sum(same_own)}/{n_q}",
         "ours_on_peer_table_p50_ms": summary_ms([s.seconds for s in on_lc])["p50"],
         "id_differences": diffs[:3],
+        # Every measured traversal of hoprag's own table, in order (repetition by repetition,
+        # query by query), for a run of another version: compare_eval.py --bench.
+        "ours_traversals": [
+            {"query": q, "ids": s.ids, "queries": s.queries, "rows": s.rows, "rounds": s.hops}
+            for q, s in zip(qs * reps, ours_s, strict=True)
+        ],
     }
 
 

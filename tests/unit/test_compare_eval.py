@@ -62,3 +62,37 @@ def test_the_script_prints_the_table_and_refuses_bad_input(tmp_path: Path) -> No
     bad = subprocess.run([sys.executable, str(SCRIPT), str(a), str(b)], capture_output=True,
                          text=True, check=False, timeout=60)  # fmt: skip
     assert bad.returncode == 2 and "same questions" in bad.stderr
+
+
+def _bench(p50: float, ids: list[list[str]], rows: int = 7) -> dict[str, Any]:
+    travs = [{"query": f"q{i}", "ids": x, "queries": 3, "rows": rows, "rounds": 2}
+             for i, x in enumerate(ids)]  # fmt: skip
+    case = {"case": "Eager d2 k10", "ours_p50_ms": p50, "peer_p50_ms": 2 * p50, "ours_queries": 3,
+            "ours_rows": rows, "ours_hops": 2, "ours_traversals": travs}  # fmt: skip
+    return {"cases": [case]}
+
+
+def test_bench_runs_of_two_versions_are_compared_traversal_by_traversal(tmp_path: Path) -> None:
+    same = [["a", "b"], ["c"]]
+    runs = {"before-1": _bench(10, same), "before-2": _bench(30, same),
+            "after-1": _bench(12, same, rows=8),
+            "after-2": _bench(14, [["a", "b"], ["d"]])}  # fmt: skip
+    for name, run in runs.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(run))
+
+    def compare(b: str) -> subprocess.CompletedProcess[str]:
+        a = str(tmp_path / "before-*.json")
+        return subprocess.run([sys.executable, str(SCRIPT), "--bench", a, b], capture_output=True,
+                              text=True, check=False, timeout=60)  # fmt: skip
+
+    r = compare(str(tmp_path / "after-1.json"))
+    assert r.returncode == 0, r.stderr
+    row = r.stdout.splitlines()[2].split(" | ")
+    # The ids agree; the rows do not (7 before, 8 after); p50 medians 20 / 12.
+    assert row[:6] == ["Eager d2 k10", "2/2", "0/2", "3.00 / 3.00", "7.00 / 8.00", "2.00 / 2.00"]
+    assert row[6:9] == ["10.0, 30.0", "12.0", "20.0 / 12.0 (0.60)"]
+    r = compare(f"{tmp_path / 'after-1.json'},{tmp_path / 'after-2.json'}")
+    assert r.returncode == 1 and r.stdout.splitlines()[2].split(" | ")[1] == "1/2"
+    del runs["after-2"]["cases"][0]["ours_traversals"]
+    (tmp_path / "after-2.json").write_text(json.dumps(runs["after-2"]))
+    assert compare(str(tmp_path / "after-2.json")).returncode == 2
