@@ -326,6 +326,73 @@ def test_raw_results_handler_swaps_only_the_result_message_and_is_applied_once()
     assert ProtocolHandler.message_types_by_opcode is base  # the driver's class is untouched
 
 
+VECTOR_3 = (
+    "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.FloatType, 3)"
+)
+
+
+def _result_metadata(vector_column: str = "e", paging_state: bytes | None = None) -> bytes:
+    """Result metadata as the server sends it: global table spec, an id text column and a
+    float vector column (a custom type), with a paging state when given."""
+    import io
+
+    from cassandra.protocol import write_int, write_longstring, write_short, write_string
+
+    buf = io.BytesIO()
+    write_int(buf, 0x0001 | (0x0002 if paging_state is not None else 0))
+    write_int(buf, 2)
+    if paging_state is not None:
+        write_longstring(buf, paging_state)
+    write_string(buf, "ks")
+    write_string(buf, "t")
+    write_string(buf, "id")
+    write_short(buf, 0x000D)  # varchar
+    write_string(buf, vector_column)
+    write_short(buf, 0x0000)  # custom: the type's class name follows
+    write_string(buf, VECTOR_3)
+    return buf.getvalue()
+
+
+def test_raw_statement_metadata_is_decoded_once_per_distinct_bytes() -> None:
+    import io
+
+    from cassandra.protocol import ProtocolHandler
+
+    message = vectors.raw_results_handler(ProtocolHandler).message_types_by_opcode[
+        vectors.RESULT_OPCODE
+    ]
+    text = lookup_casstype("org.apache.cassandra.db.marshal.UTF8Type")
+    stmt = SimpleNamespace(result_metadata=[("ks", "t", "id", text), ("ks", "t", "e", None)])
+    stmt.result_metadata[1] = ("ks", "t", "e", lookup_casstype(VECTOR_3))
+    vectors.raw_result_vectors(stmt)
+    rawtype = stmt.result_metadata[1][3]
+
+    def decode(sent: bytes, prepared: Any = stmt.result_metadata) -> Any:
+        msg = message(2)
+        msg.prepared_raw = prepared
+        f = io.BytesIO(sent + b"rows")
+        msg.recv_results_metadata(f, {})
+        assert f.read() == b"rows"  # read exactly past the metadata
+        return msg
+
+    first = decode(_result_metadata())
+    assert [c[2] for c in first.column_metadata] == ["id", "e"]
+    assert first.column_metadata[1][3] is rawtype
+    again = decode(_result_metadata())
+    assert again.column_metadata is first.column_metadata  # the same bytes: not decoded again
+    paged = decode(_result_metadata(paging_state=b"state"))
+    assert paged.paging_state == b"state" and paged.column_metadata is not first.column_metadata
+    assert paged.column_metadata == first.column_metadata
+    assert decode(_result_metadata()).column_metadata is first.column_metadata
+    renamed = decode(_result_metadata(vector_column="other"))
+    assert [c[2] for c in renamed.column_metadata] == ["id", "other"]
+    assert renamed.column_metadata[1][3] is not rawtype  # no longer the prepared column
+    other = SimpleNamespace(result_metadata=list(stmt.result_metadata))
+    assert decode(_result_metadata(), other.result_metadata).column_metadata is not (
+        first.column_metadata
+    )  # another statement's metadata is its own
+
+
 def test_layout_hits_decode_a_document_only_when_it_is_used() -> None:
     layout = HopragLayout("ks", "t")
     vec = np.asarray([0.6, 0.8, 0.0], ">f4").tobytes()

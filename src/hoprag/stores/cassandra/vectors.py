@@ -151,12 +151,55 @@ def with_raw_vectors(sent: list[Any], prepared: Sequence[Any]) -> list[Any]:
 
 
 RESULT_OPCODE = 0x08
+PLAIN_METADATA_FLAGS = 0x0001
+"""Result metadata flags that set nothing but the column metadata (the global table spec at
+most: no paging state, no new metadata id, no continuous paging, no metadata left out)."""
+
+
+class MetadataMemo:
+    """The column metadata last decoded for each raw statement (its prepared result metadata,
+    `raw_result_vectors`), with the exact bytes the server sent for it. The server sends a
+    statement's metadata with every page (driver 3.30.1 never asks it not to), and decoding it
+    parses the vector column's type name and builds a new type class each time; the same
+    bytes decode to the same columns, so they are decoded once. Only metadata whose flags are
+    `PLAIN_METADATA_FLAGS` is remembered, so a hit sets the columns and nothing else."""
+
+    LIMIT = 256
+    """Statements remembered at most (a store prepares a few query shapes); then it starts over."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Any, bytes, list[Any]]] = {}
+
+    def take(self, f: Any, prepared: Any) -> list[Any] | None:
+        """The columns decoded earlier from the bytes at `f`'s position, read past them; None
+        (and `f` left where it was) when these bytes were not seen for `prepared`."""
+        known = self._known.get(id(prepared))
+        if known is None or known[0] is not prepared:
+            return None
+        start = f.tell()
+        if f.read(len(known[1])) == known[1]:
+            return known[2]
+        f.seek(start)
+        return None
+
+    def keep(self, f: Any, start: int, prepared: Any, columns: list[Any]) -> None:
+        """Remember `columns`, decoded from `f`'s bytes between `start` and its position now
+        (where `f` is left), when they are plain (`PLAIN_METADATA_FLAGS`)."""
+        end = f.tell()
+        f.seek(start)
+        sent = f.read(end - start)
+        if len(sent) < 4 or int.from_bytes(sent[:4], "big") & ~PLAIN_METADATA_FLAGS:
+            return
+        if len(self._known) >= self.LIMIT:
+            self._known.clear()
+        self._known[id(prepared)] = (prepared, sent, columns)
 
 
 def raw_results_handler(handler: Any) -> Any:
     """A subclass of the driver protocol handler class `handler` whose row results decode the
-    columns made raw by `raw_result_vectors` as raw bytes (see `with_raw_vectors`). Results
-    of any other statement decode exactly as with `handler`."""
+    columns made raw by `raw_result_vectors` as raw bytes (see `with_raw_vectors`), each raw
+    statement's metadata decoded once (`MetadataMemo`). Results of any other statement decode
+    exactly as with `handler`."""
     if getattr(handler, "hoprag_raw_results", False):
         return handler
     base = handler.message_types_by_opcode[RESULT_OPCODE]
@@ -164,6 +207,7 @@ def raw_results_handler(handler: Any) -> Any:
     class RawVectorResultMessage(base):  # type: ignore[valid-type,misc]
         prepared_raw: Any = None
         column_metadata: Any = None
+        memo = MetadataMemo()
 
         def recv_results_rows(
             self,
@@ -180,9 +224,19 @@ def raw_results_handler(handler: Any) -> Any:
             )
 
         def recv_results_metadata(self, f: Any, user_type_map: Any) -> None:
+            prepared = self.prepared_raw
+            if prepared is None:
+                super().recv_results_metadata(f, user_type_map)
+                return
+            known = self.memo.take(f, prepared)
+            if known is not None:
+                self.column_metadata = known
+                return
+            start = f.tell()
             super().recv_results_metadata(f, user_type_map)
-            if self.prepared_raw is not None and self.column_metadata:
-                self.column_metadata = with_raw_vectors(self.column_metadata, self.prepared_raw)
+            if self.column_metadata:
+                self.column_metadata = with_raw_vectors(self.column_metadata, prepared)
+                self.memo.keep(f, start, prepared, self.column_metadata)
 
     opcodes = dict(handler.message_types_by_opcode)
     opcodes[RESULT_OPCODE] = RawVectorResultMessage
