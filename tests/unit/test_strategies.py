@@ -100,3 +100,86 @@ def test_mmr_prefetch_changes_round_trips_never_results(lambda_mult: float) -> N
     assert trips[2] < trips[0]
     with pytest.raises(ValueError):
         Mmr(prefetch=-1)
+
+
+def _direct_mmr(
+    query: Any, batches: list[list[Any]], lam: float, select_k: int, one_per_batch: bool
+) -> list[tuple[str, float, float]]:
+    """MMR recomputed from scratch for every pick (no kept state): the reference for the run's
+    incremental redundancy. A candidate's redundancy is its largest similarity to the admitted
+    nodes, at least 0 when it arrived before any was admitted (graph-retriever's rule, which
+    hoprag keeps). Each batch arrives before the next pick; one pick per batch when every pick
+    is traversed (the run then waits for its neighbours), else picks until done."""
+    import numpy as np
+
+    def unit(v: Any) -> Any:
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    q = unit(np.asarray(query, dtype=float))
+    pool: list[tuple[str, Any, float]] = []
+    chosen: list[tuple[str, Any]] = []
+    out = []
+    for batch in batches:
+        floor = 0.0 if not chosen else -np.inf
+        pool.extend((n.id, unit(np.asarray(n.embedding, dtype=float)), floor) for n in batch)
+        while len(out) < select_k:
+            left = [p for p in pool if p[0] not in {c[0] for c in chosen}]
+            if not left:
+                break
+            scored = []
+            for i, e, low in left:
+                red = max([low, *(float(e @ c) for _, c in chosen)])
+                scored.append((lam * float(e @ q) - (1 - lam) * red, red, i, e))
+            best = max(scored, key=lambda s: s[0])  # the first of equal scores
+            chosen.append((best[2], best[3]))
+            out.append((best[2], best[0], best[1]))
+            if one_per_batch:
+                break
+    return out
+
+
+def _vector_node(node_id: str, embedding: Any) -> Any:
+    """A start node with this embedding and nothing else."""
+    from hoprag.documents import Node, Path
+
+    edges: frozenset[Any] = frozenset()
+    vector = [float(x) for x in embedding]
+    return Node(node_id, "", 0, 0.0, vector, {}, edges, edges, Path((node_id,)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("traversed", [True, False])
+def test_mmr_incremental_redundancy_selects_as_the_direct_computation(
+    seed: int, traversed: bool
+) -> None:
+    """The run keeps each candidate's redundancy in growing arrays and updates it per pick;
+    it admits what recomputing MMR from scratch admits, with the same scores, across array
+    growth (more candidates and picks than the arrays start with), zero vectors included."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    dim, lam, select_k = 24, float(rng.uniform(0.1, 0.9)), 30
+    sizes = rng.integers(1, 12, size=40)
+    batches, n = [], 0
+    for size in sizes:
+        vecs = rng.normal(size=(int(size), dim))
+        vecs[rng.random(int(size)) < 0.05] = 0.0
+        batch = [_vector_node(f"d{n + i}", v) for i, v in enumerate(vecs)]
+        n += len(batch)
+        batches.append(batch)
+    query = rng.normal(size=dim).tolist()
+    run = Mmr(select_k=select_k, lambda_mult=lam, max_depth=None if traversed else 0).start_run(
+        query
+    )
+    for batch in batches:
+        run.iterate(batch)
+        run.tracker.pop_to_traverse()
+    got = [
+        (x.id, x.extra_metadata["_mmr_score"], x.extra_metadata["_redundancy"])
+        for x in run.tracker.selected
+    ]
+    want = _direct_mmr(query, batches, lam, select_k, one_per_batch=traversed)
+    assert [g[0] for g in got] == [w[0] for w in want]
+    assert np.allclose([g[1:] for g in got], [w[1:] for w in want], rtol=0, atol=1e-12)
+    assert len(got) == select_k

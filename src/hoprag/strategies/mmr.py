@@ -35,13 +35,78 @@ def _matrix(vectors: Sequence[Sequence[float]]) -> NDArray[np.float64]:
 
 
 def _unit_rows(vectors: Sequence[Sequence[float]]) -> NDArray[np.float64]:
+    """The vectors as rows of unit length (a zero vector stays zero)."""
     mat = _matrix(vectors)
     if mat.ndim == 1:
         mat = mat[None, :]
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    # np.linalg.norm(mat, axis=1) without its dispatch: the same sums, bit for bit.
+    norms = np.sqrt(np.add.reduce(mat * mat, axis=1))[:, None]
     norms[norms == 0] = 1.0
     out: NDArray[np.float64] = mat / norms
     return out
+
+
+class _Candidates:
+    """Every candidate of one run as rows of preallocated arrays, grown by doubling: its unit
+    embedding, its similarity to the query, its redundancy (the largest similarity to an
+    admitted node) and whether it may still be admitted. The admitted nodes' embeddings are
+    kept the same way. Rows are appended, never moved, so each step computes on views of the
+    filled rows instead of concatenating new arrays."""
+
+    def __init__(self, dim: int, selected: int) -> None:
+        self.n = 0
+        self.emb = np.empty((16, dim))
+        self.sim = np.empty(16)
+        self.red = np.empty(16)
+        self.alive = np.zeros(16, dtype=bool)
+        self.m = 0
+        self.chosen = np.empty((max(selected, 1), dim))
+
+    def add(self, emb: NDArray[np.float64], sim: NDArray[np.float64]) -> None:
+        """Append candidates: unit embeddings `emb` with query similarities `sim`; their
+        redundancy is taken against the nodes admitted so far."""
+        b, start = emb.shape[0], self.n
+        self._reserve(start + b)
+        stop = start + b
+        self.emb[start:stop] = emb
+        self.sim[start:stop] = sim
+        if self.m:
+            self.red[start:stop] = (emb @ self.chosen[: self.m].T).max(axis=1)
+        else:
+            self.red[start:stop] = 0.0
+        self.alive[start:stop] = True
+        self.n = stop
+
+    def _reserve(self, rows: int) -> None:
+        size = self.sim.shape[0]
+        if rows <= size:
+            return
+        while size < rows:
+            size *= 2
+        for name in ("emb", "sim", "red", "alive"):
+            old = getattr(self, name)
+            grown = np.zeros((size, *old.shape[1:]), dtype=old.dtype)
+            grown[: self.n] = old[: self.n]
+            setattr(self, name, grown)
+
+    def scores(self, lam: float) -> NDArray[np.float64]:
+        """Each candidate's MMR score; -inf for those no longer admissible."""
+        n = self.n
+        scores = lam * self.sim[:n] - (1.0 - lam) * self.red[:n]
+        out: NDArray[np.float64] = np.where(self.alive[:n], scores, -np.inf)
+        return out
+
+    def admit(self, i: int) -> None:
+        """Admit candidate `i`: it is no longer admissible, and every candidate's redundancy
+        takes its similarity to it into account."""
+        self.alive[i] = False
+        chosen = self.emb[i]
+        if self.m == self.chosen.shape[0]:
+            self.chosen = np.vstack((self.chosen, self.chosen))
+        self.chosen[self.m] = chosen
+        self.m += 1
+        red = self.red[: self.n]
+        np.maximum(red, self.emb[: self.n] @ chosen, out=red)
 
 
 class _MmrRun(RunState):
@@ -52,13 +117,8 @@ class _MmrRun(RunState):
         if query_embedding is None:
             raise InvalidInputError("Mmr needs the query embedding")
         self._query = _unit_rows([query_embedding])[0]
-        dim = self._query.shape[0]
         self._nodes: list[Node] = []
-        self._emb = np.empty((0, dim))
-        self._sim = np.empty(0)
-        self._red = np.empty(0)
-        self._alive = np.empty(0, dtype=bool)
-        self._selected = np.empty((0, dim))
+        self._pool = _Candidates(self._query.shape[0], strategy.select_k)
 
     def _add(self, nodes: Sequence[Node]) -> None:
         missing = [n.id for n in nodes if n.embedding is None]
@@ -70,33 +130,21 @@ class _MmrRun(RunState):
                 f"embedding dimension {emb.shape[1]} does not match the query's "
                 f"{self._query.shape[0]}"
             )
-        sim = emb @ self._query
-        if self._selected.shape[0]:
-            red = (emb @ self._selected.T).max(axis=1)
-        else:
-            red = np.zeros(len(nodes))
+        self._pool.add(emb, emb @ self._query)
         self._nodes.extend(nodes)
-        self._emb = np.vstack((self._emb, emb))
-        self._sim = np.concatenate((self._sim, sim))
-        self._red = np.concatenate((self._red, red))
-        self._alive = np.concatenate((self._alive, np.ones(len(nodes), dtype=bool)))
 
     def _next(self) -> Node | None:
-        if not self._alive.any():
+        pool = self._pool
+        if not pool.alive[: pool.n].any():
             return None
-        lam = self.strategy.lambda_mult
-        scores = lam * self._sim - (1.0 - lam) * self._red
-        scores = np.where(self._alive, scores, -np.inf)
+        scores = pool.scores(self.strategy.lambda_mult)
         best = int(np.argmax(scores))
         if scores[best] < self.strategy.min_mmr_score:
             return None
-        self._alive[best] = False
-        chosen = self._emb[best]
-        self._selected = np.vstack((self._selected, chosen))
         node = self._nodes[best]
         node.extra_metadata["_mmr_score"] = float(scores[best])
-        node.extra_metadata["_redundancy"] = float(self._red[best])
-        np.maximum(self._red, self._emb @ chosen, out=self._red)
+        node.extra_metadata["_redundancy"] = float(pool.red[best])
+        pool.admit(best)
         return node
 
     def likely_next(self) -> Sequence[Node]:
@@ -104,10 +152,10 @@ class _MmrRun(RunState):
         the chosen node's neighbours are fetched, the next pick is most often one of them."""
         tracker = self.tracker
         width = self.strategy.prefetch * self.look_ahead_factor
-        if width <= 0 or tracker.remaining <= 1 or not self._alive.any():
+        pool = self._pool
+        if width <= 0 or tracker.remaining <= 1 or not pool.alive[: pool.n].any():
             return ()
-        lam = self.strategy.lambda_mult
-        scores = np.where(self._alive, lam * self._sim - (1.0 - lam) * self._red, -np.inf)
+        scores = pool.scores(self.strategy.lambda_mult)
         out: list[Node] = []
         for i in np.argsort(-scores, kind="stable"):
             if not scores[i] >= self.strategy.min_mmr_score or scores[i] == -np.inf:
