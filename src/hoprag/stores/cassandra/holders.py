@@ -167,6 +167,30 @@ def counts_of(parts: TableParts) -> HolderCounts | None:
     return None if key is None else HolderCounts(parts, key)
 
 
+async def aread_counts(parts: TableParts, edges: Sequence[MetadataEdge]) -> list[int | None]:
+    """Each edge's holders from the set-up table `parts`'s counts; None for every edge of a
+    table that keeps none."""
+    holders = counts_of(parts)
+    if holders is None or not edges:
+        return [None] * len(edges)
+    return [*await holders.read(edges)]
+
+
+async def arecount_table(parts: TableParts, window: int) -> int:
+    """Recount the set-up table `parts`'s holders from its rows (`HolderCounts.recount`);
+    InvalidInputError naming `holder_counts` when the table keeps no counts."""
+    holders = counts_of(parts)
+    if holders is None:
+        raise InvalidInputError(
+            f"{parts.layout.fq} keeps no holder counts to recount: make the table with "
+            "holder_counts=True",
+            argument="holder_counts",
+            value=False,
+            allowed="a table made with holder_counts=True",
+        )
+    return await holders.recount(window)
+
+
 @dataclass(frozen=True, slots=True)
 class HeldChange:
     """One document's change of counted tokens: those the counters count it in now

@@ -37,7 +37,7 @@ import anyio.to_thread
 
 from hoprag.documents import Document
 from hoprag.edges import MetadataEdge
-from hoprag.errors import InvalidInputError, invalid
+from hoprag.errors import invalid
 from hoprag.filters import CompiledFilter, Filter, compile_filter
 from hoprag.resolve import Candidate, check_resolve
 from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Store, check_delete, check_holder_edges
@@ -45,7 +45,7 @@ from hoprag.stores.cassandra.astra import astra_session, close_on_error
 from hoprag.stores.cassandra.config import CassandraConfig, CassandraOptions, Mode
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.deleting import TableDeleter
-from hoprag.stores.cassandra.holders import counts_of
+from hoprag.stores.cassandra.holders import aread_counts, arecount_table
 from hoprag.stores.cassandra.layouts import Layout
 from hoprag.stores.cassandra.migration import Migration, check_declaration_args
 from hoprag.stores.cassandra.opening import check_connection
@@ -261,34 +261,18 @@ class CassandraStore(TableFacts, Store):
         return await self._deleter.delete_matching(request.filter, window)
 
     async def aholders(self, edges: Sequence[MetadataEdge]) -> list[int | None]:
-        """How many documents hold each edge's value, exact, from the table's holder counts
-        (`holders.py`: one round of key reads); None for every edge of a table made without
-        `holder_counts=True` (or a cassio table)."""
+        """How many documents hold each edge's value, exact (`holders.py`: one round of key
+        reads); None for each edge of a table made without `holder_counts=True`."""
         checked = check_holder_edges(edges)
         await self.asetup()
-        holders = counts_of(self._parts)
-        if holders is None or not checked:
-            return [None] * len(checked)
-        counts: list[int | None] = [*await holders.read(checked)]
-        return counts
+        return await aread_counts(self._parts, checked)
 
     async def arecount_holders(self, *, concurrency: int | None = None) -> int:
-        """Set the table's holder counts to a recount of its rows (`holders.py`: the repair
-        after a counter update that failed or timed out); how many counters changed. Reads the
-        whole table: run it while nothing else writes it. InvalidInputError naming
-        `holder_counts` on a table that keeps no counts."""
+        """Recount the table's holders from its rows (`holders.arecount_table`: the repair of
+        a failed counter update; nothing else may write meanwhile); counters changed."""
         window = self._parts.window(concurrency)
         await self.asetup()
-        holders = counts_of(self._parts)
-        if holders is None:
-            raise InvalidInputError(
-                f"{self.layout.fq} keeps no holder counts to recount: make the table with "
-                "holder_counts=True",
-                argument="holder_counts",
-                value=False,
-                allowed="a table made with holder_counts=True",
-            )
-        return await holders.recount(window)
+        return await arecount_table(self._parts, window)
 
     def delete(
         self,
