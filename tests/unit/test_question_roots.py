@@ -7,12 +7,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-import pytest
-
 from hoprag import Document
 from hoprag.embeddings import HashEmbedding
 from hoprag.embeddings.base import aembed_query
-from hoprag.evaluation import methods
 from hoprag.evaluation.methods import Retrievers
 from hoprag.recipes import MULTIHOP, Recipe
 from hoprag.stores import MemoryStore
@@ -61,24 +58,22 @@ def _corpus() -> list[Document]:
     return docs
 
 
-def _recommended(docs: list[Document], question: str) -> list[str]:
+def _recommended(docs: list[Document], question: str, recipe: Recipe = MULTIHOP) -> list[str]:
     async def run() -> list[str]:
         store = MemoryStore(HashEmbedding(64))
         await store.aadd(docs)
-        retrievers = Retrievers(store)
+        retrievers = Retrievers(store, recipe=recipe)
         vec = await aembed_query(store.embedding, question)
         return await retrievers.recommended(question, vec, 10)
 
     return asyncio.run(run())
 
 
-def test_recommended_returns_a_passage_the_question_names_that_no_search_ranks_high(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_recommended_returns_a_passage_the_question_names_that_no_search_ranks_high() -> None:
     question = "Which river town near Quarry Lane had the oldest mill and the oldest bridge?"
     assert "target" in _recommended(_corpus(), question)
-    monkeypatch.setattr(methods, "MULTIHOP", dataclasses.replace(MULTIHOP, question_roots=0))
-    assert "target" not in _recommended(_corpus(), question)
+    rootless = dataclasses.replace(MULTIHOP, question_roots=0)
+    assert "target" not in _recommended(_corpus(), question, rootless)
 
 
 def test_the_title_linker_is_built_once_from_the_store() -> None:
