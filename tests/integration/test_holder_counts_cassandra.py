@@ -6,11 +6,11 @@ rows, and starts over when dropped and made again; a hop's counts are one burst 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from failed_writes import Failed, fail_once
 from hoprag import Document, MetadataEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
@@ -21,24 +21,6 @@ pytestmark = pytest.mark.integration
 
 DIM = 8
 EDGES = [MetadataEdge("tag", t) for t in ("a", "b", "c")] + [MetadataEdge("kind", "x")]
-
-
-class _Failed(Exception):
-    """Stands for a write that failed (a node lost, a timeout past every retry)."""
-
-
-def _fail_once(store: CassandraStore, method: str, matching: str) -> None:
-    """Make the store's next `method` call whose query holds `matching` raise `_Failed`."""
-    ex = store.executor
-    real: Callable[..., Any] = getattr(ex, method)
-
-    async def failing(query: str, *args: Any, **kwargs: Any) -> Any:
-        if matching in query:
-            ex.__dict__.pop(method)
-            raise _Failed(query)
-        return await real(query, *args, **kwargs)
-
-    setattr(ex, method, failing)
 
 
 def _store(session: Any, keyspace: str, table: str, **options: Any) -> CassandraStore:
@@ -78,8 +60,8 @@ async def test_a_replacement_that_failed_and_is_retried_counts_each_document_onc
     docs = [_doc("d1", ["a", "b"], kind="x"), _doc("d2", ["b"]), _doc("d3", ["c"])]
     await store.aadd(docs)
     changed = [_doc("d1", ["c"]), _doc("d4", ["a"], kind="x")]
-    _fail_once(store, method, matching)
-    with pytest.raises(_Failed):
+    fail_once(store, method, matching)
+    with pytest.raises(Failed):
         await store.aadd(changed, concurrency=1)  # one write at a time: nothing after the failure
     await store.aadd(changed)  # the retry
     await _assert_counted(store, [changed[0], docs[1], docs[2], changed[1]])
@@ -91,8 +73,8 @@ async def test_a_failed_add_followed_by_another_write_counts_what_the_rows_hold(
     """The failed add is never retried: the next add of the id starts from the record."""
     store = _store(cassandra_session, keyspace, "moved_on", holder_counts=True)
     await store.aadd([_doc("d1", ["a"]), _doc("d2", ["a", "b"])])
-    _fail_once(store, "write_groups", "hoprag_holders SET")
-    with pytest.raises(_Failed):
+    fail_once(store, "write_groups", "hoprag_holders SET")
+    with pytest.raises(Failed):
         await store.aadd([_doc("d1", ["b"])], concurrency=1)
     final = [_doc("d1", ["c"], kind="x"), _doc("d2", ["a", "b"])]
     await store.aadd(final[:1])
@@ -105,8 +87,8 @@ async def test_a_delete_that_failed_at_the_rows_and_is_retried_takes_each_docume
     store = _store(cassandra_session, keyspace, "deleted", holder_counts=True)
     docs = [_doc("d1", ["a", "b"]), _doc("d2", ["b"], kind="x"), _doc("d3", ["c"])]
     await store.aadd(docs)
-    _fail_once(store, "write_all", f"DELETE FROM {keyspace}.deleted")
-    with pytest.raises(_Failed):
+    fail_once(store, "write_all", f"DELETE FROM {keyspace}.deleted")
+    with pytest.raises(Failed):
         await store.adelete(["d1", "d2"])
     assert await store.adelete(["d1", "d2"]) == 2  # the rows were still there
     await _assert_counted(store, [docs[2]])

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import anyio
 import pytest
 
 from cli_load import interrupt_after, start_interruptible
+from failed_writes import Failed, fail_once
 from hoprag import Document
 from hoprag.embeddings import HashEmbedding
 from hoprag.lexical import MAX_TERM_BYTES, Bm25Index
@@ -24,24 +24,6 @@ from hoprag.stores.cassandra.store import CassandraStore
 pytestmark = pytest.mark.integration
 
 DIM = 16
-
-
-class _Failed(Exception):
-    """Stands for a write that failed (a node lost, a timeout past every retry)."""
-
-
-def _fail_once(store: CassandraStore, method: str, matching: str) -> None:
-    """Make the store's next `method` call whose query holds `matching` raise `_Failed`."""
-    ex = store.executor
-    real: Callable[..., Any] = getattr(ex, method)
-
-    async def failing(query: str, *args: Any, **kwargs: Any) -> Any:
-        if matching in query:
-            ex.__dict__.pop(method)
-            raise _Failed(query)
-        return await real(query, *args, **kwargs)
-
-    setattr(ex, method, failing)
 
 
 def _store(session: Any, keyspace: str, table: str) -> CassandraStore:
@@ -71,10 +53,10 @@ async def test_a_replacement_that_failed_after_its_rows_and_is_retried_keeps_no_
     texts = {"a": "zebra stripes savanna", "b": "lions of the savanna", "c": "zebra crossing"}
     await store.aadd([Document(i, t) for i, t in texts.items()])
     if step == "postings":
-        _fail_once(store, "write_groups", "hoprag_postings")
+        fail_once(store, "write_groups", "hoprag_postings")
     else:
-        _fail_once(store, "execute", "hoprag_lexicon SET")
-    with pytest.raises(_Failed):
+        fail_once(store, "execute", "hoprag_lexicon SET")
+    with pytest.raises(Failed):
         await store.aadd([Document("a", "giraffe necks")])
     texts["a"] = "giraffe necks"
     await store.aadd([Document("a", "giraffe necks")])  # the retry
@@ -94,8 +76,8 @@ async def test_an_add_that_failed_then_wrote_other_text_leaves_no_posting_of_eit
     left, since the ledger kept every term that might have one."""
     store = _store(cassandra_session, keyspace, "three_texts")
     await store.aadd([Document("a", "alpha apple"), Document("z", "zulu apple")])
-    _fail_once(store, "write_groups", "hoprag_postings")
-    with pytest.raises(_Failed):
+    fail_once(store, "write_groups", "hoprag_postings")
+    with pytest.raises(Failed):
         await store.aadd([Document("a", "bravo banana")])
     await store.aadd([Document("a", "charlie cherry")])
     texts = {"a": "charlie cherry", "z": "zulu apple"}
