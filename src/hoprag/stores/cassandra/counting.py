@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from hoprag.errors import InvalidInputError
 from hoprag.stores.cassandra.errors import translate
 from hoprag.stores.cassandra.live_schema import table_shape
 from hoprag.stores.cassandra.names import check_name
@@ -68,3 +69,20 @@ def holds_rows(session: Any, keyspace: str, table: str) -> bool:
         return session.execute(f"SELECT {column} FROM {keyspace}.{table} LIMIT 1").one() is not None
     except Exception as exc:
         raise translate(exc, f"reading a key of {keyspace}.{table}") from exc
+
+
+def refuse_rows_written_without(
+    session: Any, fq: str, *, feature: str, unseen_by: str, option: str, how: str = ""
+) -> None:
+    """InvalidInputError naming `option` when the table `fq` already holds rows: they were
+    written without `feature` (a lexical index, holder counts), so `unseen_by` would miss them;
+    `how` adds the command that loads them right."""
+    if not list(session.execute(f"SELECT id FROM {fq} LIMIT 1")):
+        return
+    raise InvalidInputError(
+        f"{fq} holds documents written without {feature}, which {unseen_by}: load them into "
+        f"a new table with {option}=True{how}",
+        argument=option,
+        value=True,
+        allowed=f"{option}=True on a new or empty table, or on one made with it",
+    )

@@ -38,6 +38,7 @@ from hoprag.edges import MetadataEdge
 from hoprag.errors import InvalidInputError
 from hoprag.stores.cassandra import lexicon
 from hoprag.stores.cassandra import tokens as tok
+from hoprag.stores.cassandra.counting import refuse_rows_written_without
 from hoprag.stores.cassandra.guards import GET_CHUNK
 from hoprag.stores.cassandra.pages import PageReader
 from hoprag.stores.cassandra.pending import Ledger
@@ -135,7 +136,9 @@ def open_holder_counts(session: Any, layout: Any, *, wanted: bool) -> str | None
         return key
     if not wanted:
         return None
-    _refuse_uncounted_rows(session, layout.fq)
+    refuse_rows_written_without(session, layout.fq, feature="holder counts",
+                                unseen_by="no count would include",
+                                option="holder_counts")  # fmt: skip
     execute_ddl_all(session, keyspace_statements(layout.keyspace))
     session.execute(
         f"UPDATE {layout.keyspace}.{HOLDERS_TABLE} SET holders = holders + 0 "
@@ -143,22 +146,6 @@ def open_holder_counts(session: Any, layout: Any, *, wanted: bool) -> str | None
         (key, ALL),
     )
     return key
-
-
-def _refuse_uncounted_rows(session: Any, fq: str) -> None:
-    """InvalidInputError when the table holds rows (written without holder counts)."""
-    if not list(session.execute(f"SELECT id FROM {fq} LIMIT 1")):
-        return
-    raise InvalidInputError(
-        f"{fq} holds documents written without holder counts, which no count would include: "
-        "load them into a new table with holder_counts=True",
-        argument="holder_counts",
-        value=True,
-        allowed="holder_counts=True on a new or empty table, or on one made with it",
-    )
-
-
-# -- writes ----------------------------------------------------------------------------------
 
 
 def counts_of(parts: TableParts) -> HolderCounts | None:

@@ -31,6 +31,7 @@ from typing import Any
 
 from hoprag.errors import InvalidInputError
 from hoprag.lexical import tokenize
+from hoprag.stores.cassandra.counting import refuse_rows_written_without
 
 STATS_TABLE = "hoprag_lexicon"
 COLUMNS = "lexicon map<text, int>, lexicon_length int"
@@ -107,15 +108,9 @@ def present(session: Any, keyspace: str, table: str) -> tuple[bool, bool]:
 
 def refuse_unindexed_rows(session: Any, fq: str) -> None:
     """InvalidInputError when the table holds rows (written without the lexical columns)."""
-    if not list(session.execute(f"SELECT id FROM {fq} LIMIT 1")):
-        return
-    raise InvalidInputError(
-        f"{fq} holds documents written without a lexical index, which no lexical search "
-        "would find: load them into a new table with lexical=True (`hoprag load --lexical`)",
-        argument="lexical",
-        value=True,
-        allowed="lexical=True on a new or empty table, or on one made with it",
-    )
+    refuse_rows_written_without(session, fq, feature="a lexical index",
+                                unseen_by="no lexical search would find", option="lexical",
+                                how=" (`hoprag load --lexical`)")  # fmt: skip
 
 
 def no_lexical_index(fq: str) -> InvalidInputError:
