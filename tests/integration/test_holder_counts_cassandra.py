@@ -6,6 +6,10 @@ rows, and starts over when dropped and made again; a hop's counts are one burst 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -190,3 +194,37 @@ async def test_a_recount_repairs_counters_a_failed_update_left_off(
     with pytest.raises(InvalidInputError) as caught:
         await _store(cassandra_session, keyspace, "uncounted").arecount_holders()
     assert caught.value.argument == "holder_counts"
+
+
+async def test_hoprag_load_holder_counts_keeps_counts_that_delete_and_sync_follow(
+    tmp_path: Path, cassandra_contact_points: str, cassandra_session: Any, keyspace: str
+) -> None:
+    records = [{"id": f"d{i}", "text": f"text {i}", "tag": ["a", "b"][: 1 + i % 2],
+                "kind": "x" if i < 3 else "y"} for i in range(6)]  # fmt: skip
+    f = tmp_path / "docs.jsonl"
+
+    def hoprag(*args: str) -> None:
+        r = subprocess.run([sys.executable, "-m", "hoprag.cli", *args, "--contact-points",
+                            cassandra_contact_points, "--keyspace", keyspace],
+                           capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
+        assert r.returncode == 0, r.stdout + r.stderr
+
+    async def counted(kept: list[dict[str, Any]]) -> None:
+        store = _store(cassandra_session, keyspace, "counted")
+        got = await store.aholders(EDGES)
+        assert store.layout.holders is not None  # opened without asking: counts kept
+        held = [{k: v for k, v in r.items() if k not in ("id", "text")} for r in kept]
+        assert got == recount(held, EDGES)
+        assert got[0] == sum("a" in r["tag"] for r in kept)
+
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    hoprag("load", "jsonl", "--path", str(f), "--table", "counted", "--embedding",
+           f"hash:{DIM}", "--holder-counts")  # fmt: skip
+    await counted(records)
+    hoprag("delete", "--table", "counted", "--id", "d1", "--id", "d4")
+    await counted([r for r in records if r["id"] not in ("d1", "d4")])
+    changed = [{**r, "tag": ["c"]} if r["id"] == "d0" else r for r in records[:4]]
+    f.write_text("".join(json.dumps(r) + "\n" for r in changed))
+    hoprag("load", "jsonl", "--path", str(f), "--table", "counted", "--embedding",
+           f"hash:{DIM}", "--sync")  # fmt: skip
+    await counted(changed)

@@ -243,6 +243,7 @@ def _make_store(
         write_consistency=plan.consistency,
         fields=plan.fields,
         lexical=args.lexical,
+        holder_counts=args.holder_counts,
     )
 
 

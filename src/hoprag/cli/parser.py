@@ -208,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep a lexical (BM25) index of the text for lexical starts (--lexical-k); a new "
         "table only (kept by every later load and store)",
     )
+    ld.add_argument(
+        "--holder-counts",
+        action="store_true",
+        help="keep how many documents hold each metadata value (CassandraStore.aholders); a "
+        "new table only (kept by every later load, delete and store)",
+    )
     ld.set_defaults(func=cmd_load)
 
     q = sub.add_parser(
