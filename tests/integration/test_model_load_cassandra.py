@@ -132,26 +132,19 @@ async def _call_times(notes: Notes, errlog: Path, calls: int) -> list[float]:
     return times
 
 
-async def test_mcp_over_stdio_answers_the_first_call_within_1_5x_of_the_later_ones(
+async def test_mcp_over_stdio_loads_the_model_once_before_it_serves_the_first_call(
     notes: Notes, tmp_path: Path
 ) -> None:
     """The server loads the model (and answers one warm-up call) before it serves, so a
-    client's first call costs what the next ones do, not the model's load (seconds, against
-    tens of milliseconds a call). A ratio, not a time: the first call against the slowest of
-    five later ones. The machine is shared (single calls on a loaded 2-core machine vary 2-5x
-    from one to the next), hence the slowest rather than the median, and one failing
-    measurement is repeated once with a new server before the test fails; a model loaded on
-    the first call fails both by a factor of a hundred."""
-    ratios = []
-    for attempt in range(2):
-        errlog = tmp_path / f"server{attempt}.err"
-        times = await _call_times(notes, errlog, 6)
-        said = errlog.read_text()
-        assert said.index(LOADING) < said.index(LOADED) < said.index("hoprag mcp: serving")
-        ratios.append(times[0] / max(times[1:]))
-        if ratios[-1] <= 1.5:
-            break
-    assert ratios[-1] <= 1.5, f"first call / slowest later one: {ratios} (last: {times})"
+    client's first call does not pay the model's load: the server says it loaded the model
+    once, before "serving", and no call loads it again. (Structure, not time: the first
+    call's seconds against the later ones' varied 2-9x on this shared machine.)"""
+    errlog = tmp_path / "server.err"
+    times = await _call_times(notes, errlog, 6)
+    said = errlog.read_text()
+    assert len(times) == 6
+    assert said.count(LOADING) == 1 and said.count(LOADED) == 1, said
+    assert said.index(LOADING) < said.index(LOADED) < said.index("hoprag mcp: serving")
 
 
 def test_mcp_over_http_loads_the_model_before_it_listens(notes: Notes) -> None:
