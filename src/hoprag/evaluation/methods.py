@@ -8,7 +8,7 @@
   `hoprag.text.linking`, followed both ways, and rare capitalised phrases shared with at most
   two other passages, `hoprag.text.phrases`), a Beam traversal of depth 1 from 3 vector and 2
   lexical starts, and from up to 3 passages whose titles the question names
-  (`MULTIHOP.roots`), whose path scores keep the bridge documents (`recommended_strategy`),
+  (`MULTIHOP.roots`), whose path scores keep the bridge documents (`MULTIHOP.strategy`),
   and `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s
   order. Another recipe (`Retrievers.recipe`) can take its place.
 * `edges`: the same traversal (the recipe's strategy, roots and filling) over edges you give
@@ -30,7 +30,6 @@ from hoprag.text import LinkReport, TitleLinker, link_documents, link_phrases
 
 RRF_C = 60
 FUSED_DEPTH = 60
-EDGES = list(MULTIHOP.edges)
 METHODS = ("vector", "lexical", "hybrid", "recommended", "edges")
 DEFAULT_METHODS = METHODS[:4]
 """What `hoprag eval` runs unless told: every method but `edges`, which needs your edges."""
@@ -64,12 +63,6 @@ def fuse(rankings: Sequence[Sequence[str]], k: int) -> list[str]:
             score[doc_id] = score.get(doc_id, 0.0) + 1.0 / (RRF_C + rank)
     order = {d: i for i, d in enumerate(dict.fromkeys(d for r in rankings for d in r))}
     return sorted(score, key=lambda d: (-score[d], order[d]))[:k]
-
-
-def recommended_strategy(k: int) -> Any:
-    """The multi-hop recipe's traversal (`hoprag.recipes.MULTIHOP`) returning its `k` best of
-    starts and neighbours, best first."""
-    return MULTIHOP.strategy(select_k=k)
 
 
 @dataclass
