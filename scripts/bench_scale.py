@@ -6,7 +6,7 @@
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
         [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--replication-factor 3] \\
         [--wordnet [CACHE]] [--request-timeout 60] [--load-replication-factor 1] \\
-        [--contact-points HOST:PORT]
+        [--contact-points HOST:PORT] [--holder-counts]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -30,6 +30,11 @@ second are reported per tenth of the load (of the part this run wrote). With
 flushed on every node, ALTERed back and repaired in full (`scale_replicas.py`: the replicas
 arrive as whole SSTables with their SAI files, instead of each node indexing every row); the
 load table says so and what the raise cost. Only nodes that `scripts/cassandra` started.
+`--holder-counts` makes the stores with `CassandraStore(holder_counts=True)`
+(`stores/cassandra/holders.py`: every write keeps each metadata value's holders in a counter
+table), so a size's table is loaded with its counts kept (the load table says "holder
+counts"; its load rate includes the counter writes); a table loaded without them is refused
+(load it on a node or keyspace of its own).
 
 Measured per size, on Cassandra and (up to `--memory-max` documents) on MemoryStore, after a
 warm-up pass over the queries: p50/p95/p99 latency of Eager (select_k 100), Mmr (select_k 10)
@@ -432,11 +437,14 @@ async def _load(session: Any, corp: Corpus, args: argparse.Namespace) -> tuple[A
     store = CassandraStore(
         HashEmbedding(args.dim), keyspace=KEYSPACE, table=table, session=session,
         dimension=args.dim, fields={"n": "number"}, request_timeout=args.request_timeout,
+        holder_counts=args.holder_counts,
     )  # fmt: skip
     await store.asetup()
     source = _source(corp)
     meter = LoadMeter(size)
-    print(f"  load {KEYSPACE}.{table} ({size:,} documents, HashEmbedding({args.dim}))", flush=True)
+    counts = ", holder counts" if args.holder_counts else ""
+    print(f"  load {KEYSPACE}.{table} ({size:,} documents, HashEmbedding({args.dim}){counts})",
+          flush=True)  # fmt: skip
     t0 = time.perf_counter()
     result = await bulk.aload(
         store, corp.documents(), source=source, embedding_name=f"hash:{args.dim}",
@@ -449,7 +457,7 @@ async def _load(session: Any, corp: Corpus, args: argparse.Namespace) -> tuple[A
         "complete": result.written == size, "already_complete": result.already_complete,
         "resumed_from": result.skipped, "added": added, "seconds": secs,
         "docs_per_s": added / secs if added else None, "parts": meter.parts(),
-        "sstables": sstable_count(session, KEYSPACE, table),
+        "sstables": sstable_count(session, KEYSPACE, table), "holder_counts": args.holder_counts,
     }  # fmt: skip
     how = "reused" if result.already_complete else f"{added:,} written in {secs:.0f} s"
     print(f"  {KEYSPACE}.{table}: {how}; {info['sstables']} SSTables", flush=True)
@@ -1003,6 +1011,8 @@ def load_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
         if ld["resumed_from"] and not ld["already_complete"]:
             how += f" (resumed at {ld['resumed_from']:,})"
         how += _raised(ld)
+        if ld.get("holder_counts"):
+            how += ", holder counts"
         rate = f"{ld['docs_per_s']:.0f}" if ld["docs_per_s"] else "-"
         cass = s.get("cassandra") or {}
         rss = f"{cass.get('rss_mb_before', math.nan):.0f}/{cass.get('rss_mb_after', math.nan):.0f}"
@@ -1248,6 +1258,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--request-timeout", type=float, default=60.0,
                     help="seconds a Cassandra query may take before it fails (default 60; a "
                     "case whose query fails is recorded as failed, the run goes on)")  # fmt: skip
+    ap.add_argument("--holder-counts", action="store_true",
+                    help="tables loaded with CassandraStore(holder_counts=True)")  # fmt: skip
     ap.add_argument("--wait-compaction", type=float, default=None,
                     help="most seconds to wait for the node to stop compacting a size's table "
                     "before measuring it (default 1800, quick 120)")  # fmt: skip
