@@ -329,3 +329,76 @@ def test_a_node_that_found_no_seed_answering_is_started_again(
     with pytest.raises(SystemExit):
         _starts(launcher, monkeypatch, ["stdout.log: OutOfMemoryError", ""])
     assert "OutOfMemoryError" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("cassandra.sai.max_materialized_keys", "must look like cassandra.NAME=VALUE"),
+        ("sai.max_materialized_keys=2000", "NAME must be a Cassandra system property"),
+        ("cassandra.=2000", "NAME must be a Cassandra system property"),
+        ("cassandra.a-b=1", "NAME must be a Cassandra system property"),
+        ("cassandra.sai.vector_search.max_materialized_keys=", "VALUE must be non-empty"),
+        ("cassandra.sai.vector_search.max_materialized_keys=2 000", "without whitespace"),
+        ("cassandra.config=file:///etc/cassandra.yaml", "sets cassandra.config itself"),
+    ],
+)
+def test_a_bad_jvm_property_is_refused(launcher: ModuleType, text: str, says: str) -> None:
+    with pytest.raises(ValueError, match=says):
+        launcher.parse_jvm_property(text)
+
+
+def test_a_bad_jvm_property_exits_2_before_anything_starts(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    for cmd in (["up"], ["restart", "--node", "1"]):
+        r = subprocess.run(
+            [sys.executable, str(LAUNCHER), *cmd, "--jvm-property", "cassandra.x=a b"],
+            env={"HOPRAG_CASSANDRA_HOME": str(state), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert r.returncode == 2, r.stderr
+        assert "--jvm-property 'cassandra.x=a b'" in r.stderr
+    assert not state.exists()
+
+
+def test_jvm_properties_reach_the_jvm_and_a_restart_keeps_or_replaces_them(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launcher, "STATE", tmp_path)
+    launched: list[list[str]] = []
+
+    class FakePopen:
+        pid = 4242
+
+        def __init__(self, cmd: list[str], **_: object) -> None:
+            launched.append(cmd)
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    monkeypatch.setattr(launcher.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(launcher, "java_cmd", lambda: "java")
+    monkeypatch.setattr(launcher, "resolve_jars", lambda: (lib, 0.0))
+    monkeypatch.setattr(launcher, "port_open", lambda *a, **k: False)
+    monkeypatch.setattr(launcher, "wait_ready", lambda i, pid, *a, **k: pid)
+    monkeypatch.setattr(launcher, "wait_cluster", lambda *a, **k: None)
+    mmk = "cassandra.sai.vector_search.max_materialized_keys"
+    props = launcher.jvm_properties([f"{mmk}=500", "cassandra.a.b=x", f"{mmk}=2000"])
+    assert props == [f"{mmk}=2000", "cassandra.a.b=x"]
+    assert launcher.jvm_properties(None) is None
+    launcher.write_node_config(1, 1, fresh=True)
+    launcher.start_node("java", lib, 1, "4G", 1, props)
+    assert {f"-D{mmk}=2000", "-Dcassandra.a.b=x"} <= set(launched[-1])
+    # Main class last; the properties before it, among the JVM's options.
+    assert launched[-1].index(f"-D{mmk}=2000") < launched[-1].index("-cp")
+    launcher.rejoin(1, [1], None, False)  # restart without --jvm-property: the same ones
+    assert f"-D{mmk}=2000" in launched[-1] and "-Xmx4G" in launched[-1]
+    launcher.rejoin(1, [1], None, False, [f"{mmk}=500"])  # replaced
+    assert f"-D{mmk}=500" in launched[-1] and "-Dcassandra.a.b=x" not in launched[-1]
+    launcher.rejoin(1, [1], None, False)
+    assert f"-D{mmk}=500" in launched[-1]
+    launcher.rejoin(1, [1], None, False, [])  # --no-jvm-properties
+    assert not [a for a in launched[-1] if a.startswith(f"-D{mmk}")]
+    launcher.rejoin(1, [1], None, False)
+    assert not [a for a in launched[-1] if a.startswith(f"-D{mmk}")]
