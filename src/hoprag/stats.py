@@ -14,6 +14,25 @@ reads) are listed after the hop's figures, with the sequential rounds of a hop t
 for more than one (`rounds=3`: a traversal's start inside a 2-hop scope)."""
 
 
+@dataclass(frozen=True, slots=True)
+class EdgePlan:
+    """How a store read one metadata edge of a hop (CassandraStore on a table that keeps
+    holder counts: `stores/cassandra/plans.py`): `edge` as `field=value`, `plan` ("search": a
+    filtered vector search; "pool": answered from the run's candidate pool; "none": no
+    document holds the value, nothing read), `holders` (the documents holding the value; None
+    when not known) and `rows` (the hits it gave)."""
+
+    edge: str
+    plan: str
+    holders: int | None
+    rows: int
+
+    def describe(self) -> str:
+        """One line for `TraversalStats.explain()`."""
+        held = "holders unknown" if self.holders is None else f"{self.holders} holders"
+        return f"{self.edge}: {self.plan}, {held}, {self.rows} rows"
+
+
 @dataclass(slots=True)
 class HopStats:
     """One round of store queries. Hop 0 is the start (vector search plus initial roots). `queries`
@@ -29,8 +48,9 @@ class HopStats:
     traversal that starts from a scope waits for the scope's rounds, whose queries its
     `queries` count by kind and whose rows its note `scope_rows` counts); `notes`
     strategy-specific counts (`Beam`: `beam`, `pruned_nodes`, `pruned_edges`,
-    `capped_edges`). Every figure of `queries` and `rounds` is set by the round that sent
-    the queries (`hoprag.engine.rounds.Round`)."""
+    `capped_edges`; a store's own, such as `pool_reads`); `plans` how the store read each
+    metadata edge, when it plans them (`EdgePlan`). Every figure of `queries` and `rounds` is
+    set by the round that sent the queries (`hoprag.engine.rounds.Round`)."""
 
     depth: int
     edges: int = 0
@@ -43,6 +63,7 @@ class HopStats:
     seconds: float = 0.0
     rounds: int = 0
     notes: dict[str, int] = field(default_factory=dict)
+    plans: list[EdgePlan] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -148,15 +169,18 @@ class TraversalStats:
     @property
     def store_queries(self) -> int:
         """The queries the store sent for this run: `total_queries` (each edge asked counts
-        one), less the edges a store answered from its candidate pool (`pooled_edges`), plus
-        the pool's reads and the reads by id behind the edges it answered (`pool_reads`,
-        `pooled_gets`; CassandraStore's `candidate_pool`)."""
-        notes = [h.notes for h in self.hops]
-        pooled = sum(
-            n.get("pool_reads", 0) + n.get("pooled_gets", 0) - n.get("pooled_edges", 0)
-            for n in notes
+        one), less the edges a store answered from its candidate pool (`pooled_edges`) and
+        those it did not read because no document holds their value (`plan_none`), plus the
+        pool's reads and the reads by id behind the edges it answered (`pool_reads`,
+        `pooled_gets`; CassandraStore's `candidate_pool` and edge plans) and the holder
+        counts it read to plan the edges (`holder_reads`)."""
+        added = ("pool_reads", "pooled_gets", "holder_reads")
+        saved = ("pooled_edges", "plan_none")
+        change = sum(
+            sum(n.get(a, 0) for a in added) - sum(n.get(s, 0) for s in saved)
+            for n in (h.notes for h in self.hops)
         )
-        return self.total_queries + pooled
+        return self.total_queries + change
 
     @property
     def peak_candidates(self) -> int:
@@ -187,9 +211,10 @@ class TraversalStats:
         return head
 
     def explain(self) -> str:
-        """A small text table, one line per hop, after the plan of a search, how the store
-        answered the run's filters (see `FilterPlan`) and the fields the edges name that no
-        document read holds."""
+        """A small text table, one line per hop (followed by a line per metadata edge when the
+        store planned them: `EdgePlan`), after the plan of a search, how the store answered
+        the run's filters (see `FilterPlan`) and the fields the edges name that no document
+        read holds."""
         lines = [*self._head(), "hop  edges  search get adjacent  rows  cand  kept  seconds"]
         for h in self.hops:
             q = h.queries
@@ -202,6 +227,7 @@ class TraversalStats:
                 f"{h.seconds:>8.4f}"
                 + "".join(f"  {k}={v}" for k, v in [*other, *h.notes.items()] if v)
             )
+            lines += [f"      {p.describe()}" for p in h.plans]
         return "\n".join(lines)
 
 

@@ -15,9 +15,9 @@ import pytest
 import hoprag
 from hoprag import Eager, Mmr, Scored
 from hoprag.embeddings import HashEmbedding
-from hoprag.stats import TraversalStats
 from hoprag.stores.cassandra.store import CassandraStore
 from shared_data import graph_documents
+from traversal_checks import note_total, result_key
 
 DIM = 16
 N_DOCS = 300
@@ -48,14 +48,6 @@ def stores(cassandra_session: Any) -> dict[int, CassandraStore]:
     return out
 
 
-def _result(res: list[hoprag.Node]) -> list[tuple[Any, ...]]:
-    return [(n.id, n.depth, n.path.nodes, n.path.edges) for n in res]
-
-
-def _notes(stats: TraversalStats, name: str) -> int:
-    return sum(h.notes.get(name, 0) for h in stats.hops)
-
-
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
 async def test_a_pool_holding_every_document_answers_every_edge_as_the_searches_do(
     stores: dict[int, CassandraStore], name: str
@@ -64,20 +56,20 @@ async def test_a_pool_holding_every_document_answers_every_edge_as_the_searches_
     for q in QUERIES:
         plain = await hoprag.atraverse(q, store=stores[0], **kw)
         pooled = await hoprag.atraverse(q, store=stores[1000], **kw)
-        assert _result(pooled) == _result(plain), (name, q)
+        assert result_key(pooled) == result_key(plain), (name, q)
         assert [n.similarity_score for n in pooled] == pytest.approx(
             [n.similarity_score for n in plain], abs=1e-6
         )
         stats = pooled.stats
-        assert _notes(plain.stats, "pool_reads") == 0
-        assert _notes(stats, "pool_reads") == 1 and _notes(stats, "pool_rows") == N_DOCS
+        assert note_total(plain.stats, "pool_reads") == 0
+        assert note_total(stats, "pool_reads") == 1 and note_total(stats, "pool_rows") == N_DOCS
         asked = sum(h.queries.get("adjacent", 0) for h in stats.hops)
-        assert asked > 0 and _notes(stats, "pooled_edges") == asked  # no edge searched
+        assert asked > 0 and note_total(stats, "pooled_edges") == asked  # no edge searched
         # The store sent the pool's read and one read by id per hop instead of the searches.
-        gets = _notes(stats, "pooled_gets")
+        gets = note_total(stats, "pooled_gets")
         assert 1 <= gets <= len(stats.hops)
         assert stats.store_queries == stats.total_queries - asked + 1 + gets
-        by_id = _notes(stats, "pooled_get_rows") - _notes(stats, "pooled_rows")
+        by_id = note_total(stats, "pooled_get_rows") - note_total(stats, "pooled_rows")
         assert stats.rows_read == stats.total_rows + N_DOCS + by_id
 
 
@@ -92,9 +84,9 @@ async def test_a_partial_pool_answers_edges_with_enough_holders_and_searches_the
             q, store=stores[40], edges=EDGES, strategy=strategy, speculation="off"
         )
         stats = res.stats
-        assert _notes(stats, "pool_rows") == 40  # the pool did not hold every document
+        assert note_total(stats, "pool_rows") == 40  # the pool did not hold every document
         asked = sum(h.queries.get("adjacent", 0) for h in stats.hops)
-        pooled = _notes(stats, "pooled_edges")
+        pooled = note_total(stats, "pooled_edges")
         pooled_total += pooled
         searched_total += asked - pooled
         for node in res:  # whatever answered, a node reached by a keyword edge holds it
@@ -138,17 +130,17 @@ async def test_a_pool_keeps_to_the_runs_filter_and_to_a_store_views_access(
     for q in QUERIES:
         plain = await hoprag.atraverse(q, store=stores[0], filter={"type": "a"}, **kw)
         pooled = await hoprag.atraverse(q, store=stores[1000], filter={"type": "a"}, **kw)
-        assert _result(pooled) == _result(plain)
+        assert result_key(pooled) == result_key(plain)
         assert all(n.metadata["type"] == "a" for n in pooled)
-        assert _notes(pooled.stats, "pooled_edges") > 0
+        assert note_total(pooled.stats, "pooled_edges") > 0
         view = stores[1000].restricted({"type": {"$in": ["b", "c"]}})
         viewed = await hoprag.atraverse(q, store=view, **kw)
         plain_view = await hoprag.atraverse(
             q, store=stores[0].restricted({"type": {"$in": ["b", "c"]}}), **kw
         )
-        assert _result(viewed) == _result(plain_view)
+        assert result_key(viewed) == result_key(plain_view)
         assert {n.metadata["type"] for n in viewed} <= {"b", "c"}
-        assert _notes(viewed.stats, "pool_reads") == 2  # one per branch of the access filter
+        assert note_total(viewed.stats, "pool_reads") == 2  # one per branch of the access filter
 
 
 async def test_no_pool_is_read_when_it_cannot_answer_an_edge(
@@ -158,9 +150,9 @@ async def test_no_pool_is_read_when_it_cannot_answer_an_edge(
     ids_only = await hoprag.atraverse(
         "text 3", store=stores[1000], edges=[("cites", "$id")], strategy=strategy
     )
-    assert _notes(ids_only.stats, "pool_reads") == 0  # id edges are read by id anyway
+    assert note_total(ids_only.stats, "pool_reads") == 0  # id edges are read by id anyway
     after_read = await hoprag.atraverse(
         "text 3", store=stores[1000], edges=EDGES, strategy=strategy, filter={"type": {"$ne": "a"}}
     )
-    assert _notes(after_read.stats, "pool_reads") == 0  # `$ne` is checked on metadata
+    assert note_total(after_read.stats, "pool_reads") == 0  # `$ne` is checked on metadata
     assert all(n.metadata["type"] != "a" for n in after_read)

@@ -380,6 +380,7 @@ class _Run:
         hop.notes.update(self.state.take_notes())
         for name, count in self.query.take_notes().items():
             hop.notes[name] = hop.notes.get(name, 0) + count
+        hop.plans += self.query.take_plans()
         hop.kept = len(self.state.tracker.selected) - emitted
 
     async def _next_hop(self, rnd: Round) -> list[Node]:

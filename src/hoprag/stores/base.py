@@ -42,6 +42,7 @@ from hoprag.filters import (
     condition_label,
 )
 from hoprag.resolve import Candidate
+from hoprag.stats import EdgePlan
 from hoprag.sync import run_sync
 from hoprag.validation import MAX_K, check_ids, check_k
 
@@ -208,6 +209,11 @@ class PreparedQuery(Protocol):
         """Counts of what the store did for the run since the last call (for a hop's
         `HopStats.notes`), then forgotten; this default has none."""
         return {}
+
+    def take_plans(self) -> list[EdgePlan]:
+        """How the store read each metadata edge since the last call (for a hop's
+        `HopStats.plans`), then forgotten; this default plans none."""
+        return []
 
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         """The documents with these ids that exist and pass the filter, in the order of `ids`

@@ -41,6 +41,7 @@ from hoprag.filters import (
     matches,
 )
 from hoprag.resolve import Candidate
+from hoprag.stats import EdgePlan
 from hoprag.stores.base import (
     DEFAULT_MAX_CONCURRENCY,
     Hit,
@@ -250,6 +251,9 @@ class RestrictedQuery(PreparedQuery):
 
     def take_notes(self) -> dict[str, int]:
         return self.inner.take_notes()
+
+    def take_plans(self) -> list[EdgePlan]:
+        return self.inner.take_plans()
 
     async def aget(self, ids: Sequence[str]) -> list[Hit]:
         return await self.inner.aget(ids)

@@ -97,6 +97,15 @@ class CassandraConfig(BaseModel):
     (docs/benchmarks.md): worth trying where some values are shared by a percent or more of
     many documents."""
 
+    hub_holders: int = Field(
+        guards.DEFAULT_HUB_HOLDERS, ge=0, description="an int >= 0 (0: no edge plans)"
+    )
+    """On a table that keeps holder counts (`holder_counts`), each traversal reads its edges'
+    holders and plans each edge (`plans.py`): an edge whose value at least `hub_holders`
+    documents hold is answered from a candidate pool read for the run, one no document holds
+    is not read, the others are searched; the results are the filtered searches' either way.
+    0: every edge is searched, no counts read."""
+
     astra: bool = Field(False, description=_BOOL)
     """Hold the store to Astra DB Serverless's rules (`astra.py`; on in
     `CassandraStore.from_astra`): writes at LOCAL_QUORUM unless `write_consistency` names
@@ -211,6 +220,7 @@ class CassandraOptions(TypedDict, total=False):
     wait_indexes: bool
     ann_overquery: int
     candidate_pool: int
+    hub_holders: int
     astra: bool
 
 

@@ -37,3 +37,9 @@ def check_consistency(level: Any, *, what: str = "write_consistency") -> str | N
     if isinstance(level, str) and level.upper() in CONSISTENCY_LEVELS:
         return level.upper()
     raise invalid(what, level, f"one of {', '.join(CONSISTENCY_LEVELS)}, or None")
+
+
+DEFAULT_HUB_HOLDERS = 2000
+"""The holders from which an edge is a hub, answered from a candidate pool (`plans.py`;
+`CassandraStore(hub_holders=...)`): measured on this project's node (docs/benchmarks.md, "Edge
+plans")."""

@@ -254,14 +254,19 @@ class HolderCounts:
     async def read(self, edges: Sequence[MetadataEdge]) -> list[int]:
         """Each edge's holders, one single-partition read per distinct token, in one burst."""
         keys = [tok.token(e.incoming_field, e.value) for e in edges]
-        distinct = sorted(set(keys))
+        found = await self.read_tokens(keys)
+        return [found[k] for k in keys]
+
+    async def read_tokens(self, tokens: Iterable[str]) -> dict[str, int]:
+        """The holders of each token (`ALL`: the table's documents), one single-partition read
+        per distinct token, in one burst."""
+        distinct = sorted(set(tokens))
         text = f"SELECT holders FROM {self.fq} WHERE table_key = ? AND value_token = ?"
         calls = [(text, [self.key, t]) for t in distinct]
         pages = await self.parts.executor.burst(
             calls, "holder counts", anyio.CapacityLimiter(READ_CONCURRENCY)
         )
-        found = {t: int(rows[0][0]) if rows else 0 for t, rows in zip(distinct, pages, strict=True)}
-        return [found[k] for k in keys]
+        return {t: int(rows[0][0]) if rows else 0 for t, rows in zip(distinct, pages, strict=True)}
 
     # -- repair ------------------------------------------------------------------------------
 

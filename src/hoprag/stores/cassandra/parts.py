@@ -23,8 +23,10 @@ from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.connection import ConnectionOptions
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.fields import FieldSet
+from hoprag.stores.cassandra.holders import counts_of
 from hoprag.stores.cassandra.layouts import Layout, layout_for
 from hoprag.stores.cassandra.opening import Opening
+from hoprag.stores.cassandra.plans import Planner
 from hoprag.stores.cassandra.query import CassandraQuery
 from hoprag.stores.cassandra.values import ValuesCatalogue
 from hoprag.validation import check_int
@@ -119,7 +121,16 @@ class TableParts:
             max_concurrency=max_concurrency,
             overquery=self.config.ann_overquery,
             pool=self.config.candidate_pool,
+            planner=self.planner(),
         )
+
+    def planner(self) -> Planner | None:
+        """A run's edge planner (`plans.py`): on a table that keeps holder counts, unless the
+        config's `hub_holders` is 0."""
+        counts = counts_of(self)
+        if counts is None or self.config.hub_holders == 0:
+            return None
+        return Planner(counts.read_tokens, self.config.hub_holders)
 
     def window(self, concurrency: int | None) -> int:
         """Writes in flight: `concurrency` (checked, >= 1), or the config's `max_in_flight`."""

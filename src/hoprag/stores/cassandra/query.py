@@ -58,12 +58,14 @@ from hoprag.filters import (
 )
 from hoprag.lexical import check_lexical_text, tokenize
 from hoprag.recording import Call
+from hoprag.stats import EdgePlan
 from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
 from hoprag.stores.cassandra import lexicon, sets
 from hoprag.stores.cassandra.executor import Executor
 from hoprag.stores.cassandra.guards import GET_CHUNK, MAX_K
 from hoprag.stores.cassandra.layouts import Clause, Layout
 from hoprag.stores.cassandra.lexical_search import LexicalSearch
+from hoprag.stores.cassandra.plans import Planner, PlanReads
 from hoprag.stores.cassandra.pool import Pool, answer_edges, read_pool
 from hoprag.stores.cassandra.vectors import PackedVector
 from hoprag.validation import check_ids, check_int, check_k, check_vector
@@ -87,6 +89,24 @@ def _pushdown(layout: Layout, compiled: CompiledFilter) -> tuple[tuple[Clause, .
         if not any(set(k) <= set(b) for k in kept):
             kept.append(b)
     return tuple(b for b in dict.fromkeys(bound) if b in kept)
+
+
+def plan_of(layout: Layout, compiled: CompiledFilter, branch_queries: int) -> FilterPlan:
+    """One query per pushed-down branch; conditions the table's indexes answer (tokens for
+    equality, a declared field's typed column for a range) and those checked after the read
+    (`$ne`, `$exists`, and a range's documents whose field holds a list)."""
+    pushed: list[str] = []
+    after: list[str] = []
+    for c in compiled.conditions:
+        options = layout.pushed(c)
+        label = condition_label(c)
+        if options is None:
+            after.append(label)
+            continue
+        pushed.append(label)
+        if len(options) > 1:
+            after.append(f"{label} on list values")
+    return FilterPlan(branch_queries, tuple(dict.fromkeys(pushed)), tuple(dict.fromkeys(after)))
 
 
 @dataclass(frozen=True)
@@ -129,6 +149,7 @@ class CassandraQuery(PreparedQuery):
         max_concurrency: int,
         overquery: int,
         pool: int = 0,
+        planner: Planner | None = None,
     ) -> CassandraQuery:
         """A run's query on a set-up table: `compiled` refused when it holds what the table
         cannot answer exactly (ranges on undeclared fields, anything but equality on a cassio
@@ -148,6 +169,7 @@ class CassandraQuery(PreparedQuery):
             limiter,
             overquery=overquery,
             pool=pool,
+            planner=planner,
         )
 
     def __init__(
@@ -161,6 +183,7 @@ class CassandraQuery(PreparedQuery):
         *,
         overquery: int = 1,
         pool: int = 0,
+        planner: Planner | None = None,
     ) -> None:
         self.embedding: PackedVector | None = embedding
         self.filter = compiled
@@ -181,6 +204,8 @@ class CassandraQuery(PreparedQuery):
         self._pool_size = pool
         self._pool: Pool | None = None
         self._notes: Counter[str] = Counter()
+        self._planner = planner
+        self._plans: list[EdgePlan] = []
 
     async def around_trip(self) -> float | None:
         """The store's link round trip in seconds (`Executor.around_trip`: the fastest recent
@@ -189,23 +214,8 @@ class CassandraQuery(PreparedQuery):
 
     @property
     def filter_plan(self) -> FilterPlan:
-        """One query per pushed-down branch; conditions the table's indexes answer (tokens for
-        equality, a declared field's typed column for a range) and those checked after the
-        read (`$ne`, `$exists`, and a range's documents whose field holds a list)."""
-        pushed: list[str] = []
-        after: list[str] = []
-        for c in self.filter.conditions:
-            options = self._layout.pushed(c)
-            label = condition_label(c)
-            if options is None:
-                after.append(label)
-                continue
-            pushed.append(label)
-            if len(options) > 1:
-                after.append(f"{label} on list values")
-        return FilterPlan(
-            self.branch_queries, tuple(dict.fromkeys(pushed)), tuple(dict.fromkeys(after))
-        )
+        """How the table answers the run's filter (`plan_of`)."""
+        return plan_of(self._layout, self.filter, self.branch_queries)
 
     def _vector(self, what: str) -> PackedVector:
         """The query vector, which `what` needs."""
@@ -317,8 +327,7 @@ class CassandraQuery(PreparedQuery):
         k = check_k(k, maximum=MAX_K)
         adjacent_k = check_k(adjacent_k, maximum=MAX_K, what="adjacent_k")
         size = self._pool_size
-        usable = adjacent_k > 0 and not self._residual and self._layout.pool_query(()) is not None
-        if size <= k or not usable:
+        if size <= k or adjacent_k == 0 or not self._pool_usable():
             return await self.asearch(k=k)
         hits: list[Hit] = []
 
@@ -330,6 +339,11 @@ class CassandraQuery(PreparedQuery):
                 tg.start_soon(search)
                 self._pool = await self._read_pool(size)
         return hits
+
+    def _pool_usable(self) -> bool:
+        """Whether a candidate pool can answer this run's edges (no filter condition checked
+        after the read, which the pool reads no metadata for; a layout with a pool read)."""
+        return not self._residual and self._layout.pool_query(()) is not None
 
     async def _read_pool(self, size: int) -> Pool:
         """The run's pool of `size` (`pool.read_pool`), its reads and rows noted."""
@@ -346,7 +360,16 @@ class CassandraQuery(PreparedQuery):
         `pooled_rows` (those edges' hits), `pooled_gets` and `pooled_get_rows` (the reads by
         id for them and their rows, each row once)."""
         notes, self._notes = dict(self._notes), Counter()
+        if self._planner is not None:
+            self._plans, planned = self._planner.take()
+            for name, count in planned.items():
+                notes[name] = notes.get(name, 0) + count
         return notes
+
+    def take_plans(self) -> list[EdgePlan]:
+        """Each metadata edge's plan (`plans.py`) since the last `take_notes`, then forgotten."""
+        plans, self._plans = self._plans, []
+        return plans
 
     async def aadjacent(self, edge: MetadataEdge, *, k: int) -> list[Hit]:
         """The `k` best documents whose `edge.incoming_field` equals (or contains)
@@ -362,10 +385,35 @@ class CassandraQuery(PreparedQuery):
         if not owns or k == 0:
             return [[] for _ in owns]
         qv = self._vector("adjacency")
+        if self._planner is not None:
+            return await self._planned(self._planner, edges, owns, qv, k)
         pool = self._pool
         if pool is None:
             return await self._ann(owns, qv, k, "adjacent query")
         return await self._pooled(pool, owns, qv, k)
+
+    async def _planned(
+        self,
+        planner: Planner,
+        edges: Sequence[MetadataEdge],
+        owns: list[list[Clause]],
+        qv: PackedVector,
+        k: int,
+    ) -> list[list[Hit]]:
+        """`aadjacent_many` by the edges' plans (`Planner.read`), the run's pool kept."""
+
+        async def search(rest: list[list[Clause]]) -> list[list[Hit]]:
+            return await self._ann(rest, qv, k, "adjacent query")
+
+        async def pooled(pool: Pool, rest: list[list[Clause]]) -> list[list[Hit]]:
+            return await self._pooled(pool, rest, qv, k)
+
+        reads = PlanReads(
+            search, pooled, self._read_pool, self._pool, self._pool_usable(),
+            self._layout.condition_clause,
+        )  # fmt: skip
+        out, self._pool = await planner.read(edges, owns, k, reads)
+        return out
 
     async def _pooled(
         self, pool: Pool, owns: list[list[Clause]], qv: PackedVector, k: int

@@ -1,0 +1,192 @@
+"""Edge plans: each metadata edge of a hop read the way its value's holders make cheapest.
+
+Cassandra 5.0 answers a filtered vector search (`tokens CONTAINS ? ORDER BY embedding ANN OF ?
+LIMIT k`) by materializing every row that holds the edge's value before it searches among
+them (`pool.py`), so an edge on a value that a fixed share of the corpus holds costs more as
+the corpus grows. A table that keeps holder counts (`holder_counts=True`, `holders.py`) tells
+how many documents hold each value, and a run's `Planner` reads them, once per value per run,
+before a hop's edges are read, then plans each edge:
+
+* "none": no document holds the value; nothing is read (the edge leads nowhere).
+* "pool": at least `hub_holders` documents hold it (a hub). The run's candidate pool answers
+  it (the query's nearest documents, over-fetched and unfiltered: one read shared by every
+  hub edge of the run, read at the first hop that has one, sized from the table's documents
+  so that a value of `hub_holders` holders expects `POOL_COVER` times `k` of them among it,
+  at most `guards.MAX_K`). The pool answers an edge only when it holds at least `k` of the
+  value's holders (or every document): those are then exactly the `k` best, as the filtered
+  search gives them, read by id. A hub the pool holds fewer of is searched as any edge.
+* "search": every other edge (or every edge when the pool cannot be used: a filter checked
+  after the read, or a cassio table), the filtered vector search.
+
+Every plan gives what the filtered search gives (up to the vector index's own approximation),
+so a traversal's results do not depend on the counts it read, only its cost does. A count
+read while a document holding the value is being written may miss that document, as a read
+sent a moment earlier would. The counts' read is one round of the hop, before its edges' reads
+(noted `plan_rounds` with `holder_reads`), and a hub hop that reads the pool waits for one
+more round (the pool, then its edges' rows by id). Every edge's plan, holders and rows is in
+the hop's `HopStats.plans` (`explain()`)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from hoprag.edges import MetadataEdge
+from hoprag.errors import one_error
+from hoprag.stats import EdgePlan
+from hoprag.stores.base import Hit
+from hoprag.stores.cassandra.guards import MAX_K
+from hoprag.stores.cassandra.holders import ALL
+from hoprag.stores.cassandra.layouts import Clause
+from hoprag.stores.cassandra.pool import Pool
+
+POOL_COVER = 3
+"""A pool holds this many times `k` holders of a value of `hub_holders` holders, on average."""
+
+CountReader = Callable[[Iterable[str]], Awaitable[dict[str, int]]]
+"""Reads the holders of tokens (`holders.HolderCounts.read_tokens`)."""
+Reads = Callable[[list[list[Clause]]], Awaitable[list[list[Hit]]]]
+
+
+@dataclass(frozen=True)
+class PlanReads:
+    """What a planned hop reads with, from the run's query: the edges' filtered searches,
+    the pool's answers (`pool.answer_edges`, which searches the edges it cannot answer), the
+    pool's read of a size, the run's pool so far, whether a pool can be used, and the layout's
+    token clause."""
+
+    search: Reads
+    pooled: Callable[[Pool, list[list[Clause]]], Awaitable[list[list[Hit]]]]
+    read_pool: Callable[[int], Awaitable[Pool]]
+    pool: Pool | None
+    pool_usable: bool
+    clause_text: str
+
+
+def edge_label(edge: MetadataEdge) -> str:
+    """`field=value`, as `explain()` shows an edge."""
+    return f"{edge.incoming_field}={edge.value!r}"
+
+
+def pool_size(total: int, hub_holders: int, k: int) -> int:
+    """The pool that holds `POOL_COVER * k` documents of a value `hub_holders` of `total`
+    documents hold (if the query were unrelated to the value), between `k + 1` and
+    `guards.MAX_K`."""
+    wanted = math.ceil(POOL_COVER * k * total / max(hub_holders, 1))
+    return max(k + 1, min(MAX_K, wanted))
+
+
+@dataclass
+class Planner:
+    """One run's edge plans (never shared between runs): the holders read so far, by token,
+    and the plans made since the hop's figures were last taken."""
+
+    read_counts: CountReader
+    hub_holders: int
+    held: dict[str, int] = field(default_factory=dict)
+    plans: list[EdgePlan] = field(default_factory=list)
+    notes: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def total(self) -> int:
+        """The table's documents (read with the first counts)."""
+        return self.held.get(ALL, 0)
+
+    async def holders(self, tokens: Sequence[str | None]) -> list[int | None]:
+        """Each token's holders (None for an edge with no single token), read once per run:
+        the tokens not read before in one burst, with the table's documents the first time."""
+        missing = {t for t in tokens if t is not None and t not in self.held}
+        if missing and ALL not in self.held:
+            missing.add(ALL)
+        if missing:
+            self.held.update(await self.read_counts(missing))
+            self.notes.update(holder_reads=len(missing), plan_rounds=1)
+        return [None if t is None else self.held[t] for t in tokens]
+
+    def choose(self, holders: Sequence[int | None], pool_usable: bool) -> list[str]:
+        """Each edge's plan from its holders: "none", "pool" (a hub, when the pool can be
+        used) or "search"."""
+        return [self._plan(h, pool_usable) for h in holders]
+
+    def _plan(self, holders: int | None, pool_usable: bool) -> str:
+        if holders == 0:
+            return "none"
+        if pool_usable and holders is not None and holders >= self.hub_holders:
+            return "pool"
+        return "search"
+
+    async def read(
+        self,
+        edges: Sequence[MetadataEdge],
+        owns: list[list[Clause]],
+        k: int,
+        io: PlanReads,
+    ) -> tuple[list[list[Hit]], Pool | None]:
+        """Each edge's `k` best hits by its plan, in the order of `edges` (their clauses
+        `owns`), and the run's pool: the holders read, then, in flight together, the hubs
+        answered from the pool (read first when the run has none; with a pool, every edge
+        asks it first) and the other edges searched; each edge's plan kept (`take`)."""
+        holders = await self.holders([single_token(o, io.clause_text) for o in owns])
+        plans = self.choose(holders, io.pool_usable)
+        out: list[list[Hit]] = [[] for _ in owns]
+        asked = [i for i, p in enumerate(plans) if p != "none"]
+        pooled = asked if io.pool is not None else [i for i in asked if plans[i] == "pool"]
+        searched = [i for i in asked if i not in pooled]
+        pool = io.pool
+
+        async def search() -> None:
+            hits = await io.search([owns[i] for i in searched])
+            for i, found in zip(searched, hits, strict=True):
+                out[i] = found
+
+        async def from_pool() -> None:
+            nonlocal pool
+            if pool is None:
+                pool = await io.read_pool(pool_size(self.total, self.hub_holders, k))
+                self.notes.update(plan_rounds=1)
+            hits = await io.pooled(pool, [owns[i] for i in pooled])
+            for i, found in zip(pooled, hits, strict=True):
+                out[i] = found
+                plans[i] = "search" if pool.answer(owns[i], k) is None else "pool"
+
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                if searched:
+                    tg.start_soon(search)
+                if pooled:
+                    tg.start_soon(from_pool)
+        self.record(edges, plans, holders, [len(hits) for hits in out])
+        return out, pool
+
+    def record(
+        self,
+        edges: Sequence[MetadataEdge],
+        plans: Sequence[str],
+        holders: Sequence[int | None],
+        rows: Sequence[int],
+    ) -> None:
+        """Keep each edge's plan for the hop's figures (`take`)."""
+        for edge, plan, held, n in zip(edges, plans, holders, rows, strict=True):
+            self.plans.append(EdgePlan(edge_label(edge), plan, held, n))
+        self.notes.update(plan_none=plans.count("none"), plan_pool=plans.count("pool"))
+
+    def take(self) -> tuple[list[EdgePlan], dict[str, int]]:
+        """The plans and counts since the last call, then forgotten."""
+        plans, self.plans = self.plans, []
+        notes, self.notes = dict(self.notes), Counter()
+        return plans, {k: v for k, v in notes.items() if v}
+
+
+def single_token(own: Sequence[Clause], clause_text: str) -> str | None:
+    """The token an edge's clauses test (hoprag's layout: one `tokens CONTAINS ?`), None when
+    they are anything else."""
+    if len(own) != 1:
+        return None
+    text, values = own[0]
+    if text != clause_text or len(values) != 1 or not isinstance(values[0], str):
+        return None
+    return values[0]

@@ -1,0 +1,161 @@
+"""Edge plans on CassandraStore (issue #53, `stores/cassandra/plans.py`): on a table that keeps
+holder counts each traversal reads its edges' holders and reads each edge by them: a value no
+document holds is not read, a hub (`hub_holders` or more) is answered from a candidate pool
+read for the run, the rest searched. The results are the same whatever the plans (every plan
+gives the filtered search's answer), and `stats` and `explain()` say what each edge cost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+import hoprag
+from hoprag import Beam, Document, Eager, Mmr
+from hoprag.embeddings import HashEmbedding
+from hoprag.stores.cassandra.plans import pool_size
+from hoprag.stores.cassandra.store import CassandraStore
+from traversal_checks import note_total, result_key
+
+pytestmark = pytest.mark.integration
+
+DIM = 16
+N_DOCS = 300
+HUB = 100
+"""`hub_holders` of the planned store: the keyword `hub` (150 holders) is a hub, no other."""
+EDGES = [("keywords", "keywords"), ("$id", "cites")]
+STRATEGIES = {
+    "eager d2": Eager(select_k=40, start_k=3, adjacent_k=5, max_depth=2),
+    "mmr d2": Mmr(select_k=10, start_k=3, adjacent_k=5, max_depth=2),
+    "beam d2": Beam(beam_width=4, select_k=10, start_k=3, adjacent_k=5, max_depth=2),
+}
+QUERIES = ("topic 3 words", "topic 11 words", "something else 7")
+
+
+def _documents() -> list[Document]:
+    """Every other document holds `hub`; each holds one of 30 small keywords; document i
+    cites document i // 7 (most documents are cited by none)."""
+    docs = []
+    for i in range(N_DOCS):
+        keywords = [f"k{i % 30}"] + (["hub"] if i % 2 == 0 else [])
+        meta = {"keywords": keywords, "cites": f"d{i // 7}"}
+        docs.append(Document(f"d{i}", f"topic {i % 13} words {i}", meta))
+    return docs
+
+
+def _holders(docs: list[Document], field: str, value: Any) -> int:
+    held = Counter(v for d in docs for v in set(_values(d.metadata.get(field))))
+    return held[value]
+
+
+def _values(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+@pytest.fixture(scope="module")
+def stores(cassandra_session: Any) -> dict[str, CassandraStore]:
+    """One table with holder counts, through stores with no plans (`hub_holders=0`), with
+    `hub` as the only hub, and with every held value a hub."""
+    from keyspaces import new_keyspace
+
+    keyspace = new_keyspace(cassandra_session)
+    emb = HashEmbedding(DIM)
+
+    def store(hub: int) -> CassandraStore:
+        return CassandraStore(emb, keyspace=keyspace, table="p", session=cassandra_session,
+                              holder_counts=True, hub_holders=hub)  # fmt: skip
+
+    out = {"searched": store(0), "planned": store(HUB), "all hubs": store(1)}
+    out["searched"].add(_documents())
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+async def test_a_traversal_returns_the_same_nodes_whatever_its_edges_plans(
+    stores: dict[str, CassandraStore], name: str
+) -> None:
+    kw: dict[str, Any] = {"edges": EDGES, "strategy": STRATEGIES[name], "speculation": "off"}
+    for q in QUERIES:
+        searched = await hoprag.atraverse(q, store=stores["searched"], **kw)
+        assert all(not h.plans for h in searched.stats.hops)  # hub_holders=0: no plans
+        assert note_total(searched.stats, "holder_reads") == 0
+        for label in ("planned", "all hubs"):
+            planned = await hoprag.atraverse(q, store=stores[label], **kw)
+            assert result_key(planned) == result_key(searched), (name, q, label)
+            assert [n.similarity_score for n in planned] == pytest.approx(
+                [n.similarity_score for n in searched], abs=1e-6
+            )
+
+
+async def test_each_edges_plan_follows_its_holders_and_explain_shows_it(
+    stores: dict[str, CassandraStore],
+) -> None:
+    docs = _documents()
+    k = 5
+    res = await hoprag.atraverse(
+        "topic 3 words", store=stores["planned"], edges=EDGES,
+        strategy=Eager(select_k=60, start_k=3, adjacent_k=k, max_depth=2), speculation="off",
+    )  # fmt: skip
+    plans = [p for h in res.stats.hops for p in h.plans]
+    assert plans, "a planned traversal records its edges' plans"
+    assert sum(h.edges for h in res.stats.hops) == len(plans)  # one plan per edge followed
+    for p in plans:
+        field, _, shown = p.edge.partition("=")
+        value = shown.strip("'")
+        assert p.holders == _holders(docs, field, value), p
+        expected = "none" if p.holders == 0 else "pool" if p.holders >= HUB else "search"
+        assert p.plan == expected, p
+        assert p.rows == min(k, p.holders), p  # no filter: every edge gives its k best
+    assert {p.plan for p in plans} == {"none", "pool", "search"}
+    stats = res.stats
+    # The pool is read once, at the first hop with a hub, sized from the table's documents.
+    assert note_total(stats, "pool_reads") == 1
+    assert note_total(stats, "pool_rows") == min(N_DOCS, pool_size(N_DOCS, HUB, k))
+    assert note_total(stats, "plan_none") == sum(p.plan == "none" for p in plans)
+    assert note_total(stats, "plan_pool") == sum(p.plan == "pool" for p in plans)
+    # Values are counted once per run; each hop's counts are one more round of the hop.
+    edges = {p.edge for p in plans}
+    assert note_total(stats, "holder_reads") == len(edges) + 1  # and the table's documents
+    assert note_total(stats, "plan_rounds") == sum(1 for h in stats.hops if h.plans) + 1
+    # The store sent no query for an edge no document holds.
+    asked = stats.total_queries
+    sent = asked - note_total(stats, "plan_none") - note_total(stats, "pooled_edges")
+    sent += note_total(stats, "pool_reads") + note_total(stats, "pooled_gets")
+    assert stats.store_queries == sent + note_total(stats, "holder_reads")
+    text = stats.explain()
+    for p in plans:
+        assert f"{p.edge}: {p.plan}, {p.holders} holders, {p.rows} rows" in text
+
+
+async def test_no_pool_is_read_when_no_edge_is_a_hub(
+    stores: dict[str, CassandraStore], cassandra_session: Any
+) -> None:
+    store = CassandraStore(HashEmbedding(DIM), keyspace=stores["planned"].keyspace, table="p",
+                           session=cassandra_session, hub_holders=10_000)  # fmt: skip
+    res = await hoprag.atraverse(
+        "topic 5 words", store=store, edges=EDGES,
+        strategy=Eager(select_k=30, start_k=2, adjacent_k=4, max_depth=2), speculation="off",
+    )  # fmt: skip
+    plans = [p for h in res.stats.hops for p in h.plans]
+    assert plans and {p.plan for p in plans} <= {"none", "search"}
+    assert note_total(res.stats, "pool_reads") == 0
+
+
+async def test_a_filter_checked_after_the_read_searches_the_hubs(
+    stores: dict[str, CassandraStore],
+) -> None:
+    """The pool reads no metadata, so a run whose filter is checked after the read (`$ne`)
+    searches every edge it reads, and keeps to the filter."""
+    kw: dict[str, Any] = {
+        "edges": EDGES, "strategy": Eager(select_k=30, start_k=3, adjacent_k=5, max_depth=2),
+        "speculation": "off", "filter": {"cites": {"$ne": "d0"}},
+    }  # fmt: skip
+    planned = await hoprag.atraverse("topic 3 words", store=stores["planned"], **kw)
+    searched = await hoprag.atraverse("topic 3 words", store=stores["searched"], **kw)
+    assert result_key(planned) == result_key(searched)
+    assert all(n.metadata["cites"] != "d0" for n in planned)
+    plans = [p for h in planned.stats.hops for p in h.plans]
+    assert any(p.holders is not None and p.holders >= HUB for p in plans)
+    assert {p.plan for p in plans} <= {"none", "search"}
+    assert note_total(planned.stats, "pool_reads") == 0
