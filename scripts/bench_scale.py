@@ -6,7 +6,7 @@
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
         [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--replication-factor 3] \\
         [--wordnet [CACHE]] [--request-timeout 60] [--load-replication-factor 1] \\
-        [--contact-points HOST:PORT] [--holder-counts]
+        [--contact-points HOST:PORT] [--holder-counts] [--hub-holders 2000]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -35,6 +35,14 @@ load table says so and what the raise cost. Only nodes that `scripts/cassandra` 
 table), so a size's table is loaded with its counts kept (the load table says "holder
 counts"; its load rate includes the counter writes); a table loaded without them is refused
 (load it on a node or keyspace of its own).
+`--hub-holders 2000` (with `--holder-counts`) also measures every case through a
+`CassandraStore(hub_holders=2000)` on the same table, labelled "cassandra plans 2000": each
+traversal reads its edges' holder counts and plans each edge (`stores/cassandra/plans.py`: no
+read for a value no document holds, a candidate pool read for the run for values held by 2000
+or more, the filtered search for the rest). The store without a label never plans (its
+`hub_holders=0`), so the two are side by side. Each case records the plans its traversals
+chose (`plans`: edges per traversal by plan), and the edge-recall check also measures the
+planned store's pool on the edges it answered (`edge_recall cassandra plans 2000`).
 
 Measured per size, on Cassandra and (up to `--memory-max` documents) on MemoryStore, after a
 warm-up pass over the queries: p50/p95/p99 latency of Eager (select_k 100), Mmr (select_k 10)
@@ -96,6 +104,7 @@ import os
 import resource
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -437,7 +446,7 @@ async def _load(session: Any, corp: Corpus, args: argparse.Namespace) -> tuple[A
     store = CassandraStore(
         HashEmbedding(args.dim), keyspace=KEYSPACE, table=table, session=session,
         dimension=args.dim, fields={"n": "number"}, request_timeout=args.request_timeout,
-        holder_counts=args.holder_counts,
+        holder_counts=args.holder_counts, hub_holders=0,
     )  # fmt: skip
     await store.asetup()
     source = _source(corp)
@@ -543,6 +552,7 @@ class Sample:
     rounds: int
     scope: int | None = None
     scores: list[float] = dataclasses.field(default_factory=list)
+    plans: Counter[str] = dataclasses.field(default_factory=Counter)
 
 
 async def traverse_once(store: Store, case: Case, vector: list[float]) -> Sample:
@@ -552,7 +562,11 @@ async def traverse_once(store: Store, case: Case, vector: list[float]) -> Sample
                                  query_embedding=vector)  # fmt: skip
     secs = time.perf_counter() - t0
     st = res.stats
-    return Sample(secs, [n.id for n in res], st.store_queries, st.rows_read, st.rounds)
+    plans = Counter(p.plan for h in st.hops for p in h.plans)
+    plans["+rounds"] = sum(h.notes.get("plan_rounds", 0) for h in st.hops)
+    plans = +plans  # the kinds it chose (and its plans' rounds, when any)
+    return Sample(secs, [n.id for n in res], st.store_queries, st.rows_read, st.rounds,
+                  plans=plans)  # fmt: skip
 
 
 async def scoped_once(
@@ -594,7 +608,9 @@ def summarize(samples: list[Sample]) -> dict[str, Any]:
         "queries_max": max(s.queries for s in samples),
         "rows_max": max(s.rows for s in samples),
         "rounds_max": max(s.rounds for s in samples),
-    }
+        "plans": {p: sum(s.plans[p] for s in samples) / len(samples)
+                  for p in sorted({p for s in samples for p in s.plans})},
+    }  # fmt: skip
 
 
 class Cpu:
@@ -1036,6 +1052,11 @@ def probe_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def plans_label(hub: int) -> str:
+    """The results' label of the Cassandra store planning edges with `hub_holders=hub`."""
+    return f"cassandra plans {hub}"
+
+
 def pool_label(size: int) -> str:
     """The results' label of the Cassandra store with a candidate pool of `size`."""
     return f"cassandra pool {size}"
@@ -1056,6 +1077,7 @@ async def measure_size(
 ) -> tuple[dict[str, Any], list[str]]:
     """Load one corpus, then measure it on Cassandra (once its table is flushed and the nodes
     have stopped compacting) and, when small enough, on MemoryStore."""
+    from hoprag.stores.cassandra.plans import pool_size
     from hoprag.stores.cassandra.schema import sstable_count
     from hoprag.stores.cassandra.store import CassandraStore
 
@@ -1090,7 +1112,22 @@ async def measure_size(
         )  # fmt: skip
         out[label] = await measure_store(label, pooled, cases, vectors, args, corp.anchors)
         failures += bound_failures(f"{name} {label}", out[label]["cases"], size_pool, per_node)
+    planned: dict[str, Store] = {}
+    for hub in args.hub_holders:
+        label = plans_label(hub)
+        planned[label] = CassandraStore(
+            HashEmbedding(args.dim), keyspace=KEYSPACE, table=corp.table(args.dim),
+            session=session, hub_holders=hub, create_schema=False,
+            request_timeout=args.request_timeout,
+        )  # fmt: skip
+        out[label] = await measure_store(label, planned[label], cases, vectors, args, corp.anchors)
+        most = pool_size(corp.size, hub, ADJACENT_K)
+        failures += bound_failures(f"{name} {label}", out[label]["cases"], most, per_node)
     out["edge_recall"] = await edge_recall(store, pooled, vectors, corp.recall_keywords())
+    for label, planned_store in planned.items():
+        out[f"edge_recall {label}"] = await edge_recall(
+            store, planned_store, vectors, corp.recall_keywords()
+        )
     if corp.size <= args.memory_max:
         failures += await measure_memory(out, corp, store, cases, vectors, args)
     return out, failures
@@ -1113,8 +1150,7 @@ async def measure_memory(
     out["exact"], bad = await exact_checks(cass, mem, vectors, corp.anchors)
     failures += [f"{name} {b}" for b in bad]
     out["ann_agreement"] = ann_agreement(out["cassandra"], out["memory"])
-    for size_pool in args.pool:
-        label = pool_label(size_pool)
+    for label in [*map(pool_label, args.pool), *map(plans_label, args.hub_holders)]:
         out[f"ann_agreement {label}"] = ann_agreement(out[label], out["memory"])
     del mem
     gc.collect()
@@ -1171,6 +1207,7 @@ def report(out: dict[str, Any]) -> str:
     parts = ["loads:\n" + text_table(load_rows(out["sizes"]))]
     md = ["Loads:\n\n" + markdown(load_rows(out["sizes"]))]
     pools = [pool_label(p) for p in out["args"]["pool"]]
+    pools += [plans_label(h) for h in out["args"].get("hub_holders", [])]
     for store in ("cassandra", *pools, "memory"):
         rows = case_rows(out["sizes"], store)
         if rows:
@@ -1187,6 +1224,11 @@ def report(out: dict[str, Any]) -> str:
                          f"filtered search {rec['search_recall']} over {rec['edges']} edges, "
                          f"pool {rec['pool_recall']} over the {rec['pooled_edges']} it answered "
                          f"(holders {rec['holders']})")  # fmt: skip
+        for p in pools:
+            rec = s.get(f"edge_recall {p}")
+            if rec and p.startswith("cassandra plans"):
+                parts.append(f"  {p}: pool {rec['pool_recall']} over the "
+                             f"{rec['pooled_edges']} edges it answered")  # fmt: skip
         if s.get("exact"):
             parts.append(f"{_label(s)} exact answers, memory vs cassandra: {s['exact']}; "
                          f"ANN-based traversals, same ids: {s['ann_agreement']}")  # fmt: skip
@@ -1260,6 +1302,10 @@ def parser() -> argparse.ArgumentParser:
                     "case whose query fails is recorded as failed, the run goes on)")  # fmt: skip
     ap.add_argument("--holder-counts", action="store_true",
                     help="tables loaded with CassandraStore(holder_counts=True)")  # fmt: skip
+    ap.add_argument("--hub-holders", default="",
+                    help="with --holder-counts: edge plans' hub thresholds to measure beside the "
+                    "store without plans, e.g. 2000 (CassandraStore(hub_holders=...) on the "
+                    "same table)")  # fmt: skip
     ap.add_argument("--wait-compaction", type=float, default=None,
                     help="most seconds to wait for the node to stop compacting a size's table "
                     "before measuring it (default 1800, quick 120)")  # fmt: skip
@@ -1276,6 +1322,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.sizes = _int_list("--sizes", sizes, MIN_SIZE, MAX_SIZE, ap)
     args.concurrency = _int_list("--concurrency", args.concurrency, 1, 64, ap)
     args.pool = _int_list("--pool", args.pool, 1, 1000, ap) if args.pool else []
+    hubs = args.hub_holders
+    args.hub_holders = _int_list("--hub-holders", hubs, 1, MAX_SIZE, ap) if hubs else []
+    if args.hub_holders and not args.holder_counts:
+        ap.error("--hub-holders needs --holder-counts (edge plans read the tables' counts)")
     defaults = (6, 1, 10_000, 120.0, 120.0) if args.quick else (20, 3, 100_000, 600.0, 1800.0)
     if args.load_replication_factor is None:
         args.load_replication_factor = args.replication_factor

@@ -1,10 +1,11 @@
 """`scripts/bench_scale.py --quick --json OUT`, run as a user runs it, on the test node: the 10k
 corpus is loaded completely into keyspace `hoprag_scale`, every case runs on Cassandra and on
-MemoryStore (and, with `--pool 100`, through a candidate pool), rows and rounds per traversal
-stay within what the strategy allows (bounds made from its parameters and the generator's
-degrees alone, never from the corpus size), the two stores give the same exact answers, the
-common keywords' edges are checked against exact scoring, and a second run reuses the load.
-Structure only, never time."""
+MemoryStore (and, with `--pool 100`, through a candidate pool; with `--holder-counts
+--hub-holders 300`, through edge plans), rows and rounds per traversal stay within what the
+strategy allows (bounds made from its parameters and the generator's degrees alone, never from
+the corpus size), the plans chosen follow the values' holders, the stores give the same exact
+answers, the common keywords' edges are checked against exact scoring, and a second run reuses
+the load. Structure only, never time."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "bench_scale.py"
 TRAVERSALS = {f"{k} d{d}" for k in ("Eager", "Mmr", "Beam") for d in (1, 2, 3)}
+PLANNED = "cassandra plans 300"
+EXTRA_ROWS = {"cassandra pool 100": 100, PLANNED: 1000}
+"""The rows a store's pool adds once per traversal: `--pool 100`, and the plans' pool at 10k
+documents with `hub_holders=300` (`plans.pool_size`: 3 * 10 * 10,000 / 300, at most 1,000)."""
 
 
 def _run(args: list[str], contact_points: str) -> subprocess.CompletedProcess[str]:
@@ -49,7 +54,8 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
 ) -> None:
     out = tmp_path / "scale.json"
     png = tmp_path / "scale.png"
-    args = ["--quick", "--pool", "100", "--json", str(out), "--chart", str(png)]
+    args = ["--quick", "--pool", "100", "--holder-counts", "--hub-holders", "300",
+            "--json", str(out), "--chart", str(png)]  # fmt: skip
     done = _run(args, cassandra_contact_points)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "FAIL" not in done.stdout
@@ -70,7 +76,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     # (those it also reads the CPU of), and the run waited until no node compacted.
     assert size["flush"]["flushed"] is data["node_cpu_measured"], size["flush"]
     assert size["flush"]["errors"] == []
-    for store in ("cassandra", "cassandra pool 100", "memory"):
+    for store in ("cassandra", "cassandra pool 100", PLANNED, "memory"):
         cases = size[store]["cases"]
         assert set(cases) == TRAVERSALS | {"Scoped 2-hop"}, store
         for name, c in cases.items():
@@ -83,7 +89,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
                 assert c["rounds_max"] <= 3 and 0 < c["scope_size"] <= 4 * (1 + 4 + 16), where
                 continue
             rows, rounds = _bounds(c, per_node)
-            rows += 100 if "pool" in store else 0  # the pool's rows, read once per traversal
+            rows += EXTRA_ROWS.get(store, 0)  # the pool's rows, read once per traversal
             assert c["rows_max"] <= rows, (where, c["rows_max"], rows)
             assert c["rounds_max"] <= rounds, (where, c["rounds_max"], rounds)
         assert size[store]["rss_mb_after"] > 0, store
@@ -92,12 +98,26 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     assert size["exact"] == {"scoped_exact_same": f"{n}/{n}", "links_same": f"{n}/{n}"}
     assert set(size["ann_agreement"]) == TRAVERSALS
     assert set(size["ann_agreement cassandra pool 100"]) == TRAVERSALS
+    assert set(size[f"ann_agreement {PLANNED}"]) == TRAVERSALS
+    # The plans follow the holders: the reverse links of uncited documents lead nowhere (none),
+    # the common keywords k1-k3 (300 holders or more) are hubs read from the pool, the rest are
+    # searched; the store without plans chose none.
+    planned = size[PLANNED]["cases"]
+    for name in TRAVERSALS:
+        chosen = planned[name]["plans"]
+        assert chosen.get("search", 0) > 0 and chosen.get("none", 0) > 0, (name, chosen)
+        assert size["cassandra"]["cases"][name]["plans"] == {}, name
+    assert all(planned[f"{k} d2"]["plans"].get("pool", 0) > 0 for k in ("Eager", "Mmr", "Beam"))
     # The common keywords' edges against exact scoring: every query's edge of each keyword
     # checked; the most common keyword has holders enough for the pool to answer it.
     recall = size["edge_recall"]
     assert recall["holders"]["k1"] > recall["holders"]["k10"] > 0
     assert recall["edges"] == 5 * n and 0.0 <= recall["search_recall"] <= 1.0
     assert 0 < recall["pooled_edges"] <= recall["edges"] and 0.0 <= recall["pool_recall"] <= 1.0
+    # The plans' pool (1,000 of the 10k documents) answers the keywords of 300 holders or more
+    # (k1-k5 here) and gives their best 10 as exact scoring does.
+    recall = size[f"edge_recall {PLANNED}"]
+    assert recall["pooled_edges"] >= 3 * n and recall["pool_recall"] >= 0.95, recall
 
     # The figures, drawn by the run and again from its JSON as a user redraws them.
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
