@@ -42,7 +42,10 @@ read for a value no document holds, a candidate pool read for the run for values
 or more, the filtered search for the rest). The store without a label never plans (its
 `hub_holders=0`), so the two are side by side. Each case records the plans its traversals
 chose (`plans`: edges per traversal by plan), and the edge-recall check also measures the
-planned store's pool on the edges it answered (`edge_recall cassandra plans 2000`).
+planned store's pool on the edges it answered (`edge_recall cassandra plans 2000`). The
+size then also times what the plans weigh (`plan_costs`, one read at a time): the filtered
+search of keywords from the most common to a few holders (k1 ... k1000, with their counts),
+and the pool's read of 250, 500 and 1,000 documents.
 
 Measured per size, on Cassandra and (up to `--memory-max` documents) on MemoryStore, after a
 warm-up pass over the queries: p50/p95/p99 latency of Eager (select_k 100), Mmr (select_k 10)
@@ -827,6 +830,43 @@ async def single_reads(
     return out
 
 
+PLAN_KEYWORDS = ("k1", "k2", "k5", "k10", "k20", "k50", "k100", "k300", "k1000")
+"""Keywords whose filtered search `plan_costs` times: holders from the most to a few."""
+PLAN_POOLS = (250, 500, 1000)
+"""Pool sizes whose read `plan_costs` times."""
+
+
+async def plan_costs(store: Store, vectors: list[list[float]], reps: int) -> dict[str, Any]:
+    """What the edge plans weigh (`stores/cassandra/plans.py`), one read at a time over the
+    queries x `reps`, median ms: the filtered search (LIMIT 10) of each of `PLAN_KEYWORDS`
+    with its holders (from the table's counts), and the candidate pool's read at each of
+    `PLAN_POOLS` (ids, tokens and scores of the query's nearest documents)."""
+    edges = [MetadataEdge("keywords", w) for w in PLAN_KEYWORDS]
+    held = await store.aholders(edges)
+    out: dict[str, Any] = {"search": {}, "pool": {}}
+    for edge, holders in zip(edges, held, strict=True):
+        times = await _timed(store, vectors, reps, lambda q, e=edge: q.aadjacent(e, k=ADJACENT_K))
+        out["search"][edge.value] = {"holders": holders, "p50_ms": times}
+    for size in PLAN_POOLS:
+        times = await _timed(store, vectors, reps, lambda q, n=size: q._read_pool(n))
+        out["pool"][str(size)] = {"p50_ms": times}
+    return out
+
+
+async def _timed(
+    store: Store, vectors: list[list[float]], reps: int, read: Callable[[Any], Awaitable[Any]]
+) -> float:
+    """Median ms of `read` on a query prepared from each vector (not timed), `reps` times."""
+    times = []
+    for _ in range(reps):
+        for v in vectors:
+            query = await store.aprepare(v, None, include_embeddings=False)
+            t0 = time.perf_counter()
+            await read(query)
+            times.append(time.perf_counter() - t0)
+    return percentile(times, 50) * 1e3
+
+
 # --- checks -----------------------------------------------------------------------------------
 RECALL_MAX_HOLDERS = 50_000
 """A keyword with more holders is skipped by `edge_recall` (its exact answer reads them all)."""
@@ -1102,6 +1142,8 @@ async def measure_size(
     out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args, corp.anchors)
     failures += bound_failures(f"{name} cassandra", out["cassandra"]["cases"], 0, per_node)
     out["single_reads"] = await single_reads(store, vectors, args.reps, corp)
+    if args.hub_holders and corp.kind == "generated":
+        out["plan_costs"] = await plan_costs(store, vectors, args.reps)
     pooled = None
     for size_pool in args.pool:
         label = pool_label(size_pool)
@@ -1213,6 +1255,14 @@ def report(out: dict[str, Any]) -> str:
         if rows:
             parts.append(f"{store}:\n" + text_table(rows))
             md.append(f"{store}:\n\n" + markdown(rows))
+    for s in out["sizes"]:
+        costs = s.get("plan_costs")
+        if costs:
+            searched = ", ".join(f"{w} ({c['holders']} holders) {c['p50_ms']:.1f}"
+                                 for w, c in costs["search"].items())  # fmt: skip
+            pools = ", ".join(f"{n} {c['p50_ms']:.1f}" for n, c in costs["pool"].items())
+            parts.append(f"{_label(s)} plan costs, p50 ms: filtered search {searched}; "
+                         f"pool read {pools}")  # fmt: skip
     rows = probe_rows(out["sizes"])
     if rows:
         parts.append("single reads on Cassandra (p50 ms, rows):\n" + text_table(rows))

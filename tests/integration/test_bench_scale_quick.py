@@ -118,6 +118,13 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     # (k1-k5 here) and gives their best 10 as exact scoring does.
     recall = size[f"edge_recall {PLANNED}"]
     assert recall["pooled_edges"] >= 3 * n and recall["pool_recall"] >= 0.95, recall
+    # What the plans weigh, timed one read at a time: filtered searches from the most common
+    # keyword down (their holders from the counts), and the pool's reads.
+    costs = size["plan_costs"]
+    held = [c["holders"] for c in costs["search"].values()]
+    assert held[0] == max(held) and held[0] > held[-1] >= 0, held  # k1 holds the most
+    assert all(c["p50_ms"] > 0 for c in costs["search"].values())
+    assert set(costs["pool"]) == {"250", "500", "1000"}
 
     # The figures, drawn by the run and again from its JSON as a user redraws them.
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000

@@ -99,7 +99,8 @@ def _factory(
 
 class TestCassandraStoreCompliance(StoreCompliance):
     """CassandraStore (hoprag layout, the range fields declared, the lexical index and holder
-    counts kept) passes the shared suite with no deviation."""
+    counts kept, so edges planned by their holders with the default `hub_holders`: values no
+    document holds are not read) passes the shared suite with no deviation."""
 
     deviations: ClassVar[dict[str, str]] = {}
 
@@ -116,6 +117,21 @@ class TestCassandraStoreWithAFullPoolCompliance(StoreCompliance):
         self, cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
     ) -> StoreFactory:
         return _factory(cassandra_session, keyspace, shared_tables, candidate_pool=1000)
+
+
+class TestCassandraStoreWithEveryValueAHubCompliance(StoreCompliance):
+    """The same suite with `hub_holders=1`: every edge whose value a document holds is a hub,
+    answered from the run's candidate pool where the pool holds `k` of its holders (or every
+    document) and searched otherwise (`plans.py`), and the answers must be the filtered
+    searches'."""
+
+    deviations: ClassVar[dict[str, str]] = {}
+
+    @pytest.fixture
+    def store_factory(
+        self, cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
+    ) -> StoreFactory:
+        return _factory(cassandra_session, keyspace, shared_tables, hub_holders=1)
 
 
 async def test_lexical_starts_are_refused_naming_lexical_k(

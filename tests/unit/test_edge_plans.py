@@ -38,6 +38,7 @@ class Counts:
         (300, 100, 5, 45),  # 3 * 5 * 300 / 100
         (100, 2000, 10, 11),  # never below k + 1
         (0, 2000, 10, 11),
+        (12, 1, 1000, 1000),  # k + 1 is past Cassandra's largest LIMIT
     ],
 )
 def test_the_pool_expects_three_times_k_holders_of_the_smallest_hub(

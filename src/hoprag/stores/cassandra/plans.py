@@ -74,10 +74,10 @@ def edge_label(edge: MetadataEdge) -> str:
 
 def pool_size(total: int, hub_holders: int, k: int) -> int:
     """The pool that holds `POOL_COVER * k` documents of a value `hub_holders` of `total`
-    documents hold (if the query were unrelated to the value), between `k + 1` and
-    `guards.MAX_K`."""
+    documents hold (if the query were unrelated to the value): at least `k + 1`, at most
+    `guards.MAX_K` (Cassandra's largest ANN LIMIT)."""
     wanted = math.ceil(POOL_COVER * k * total / max(hub_holders, 1))
-    return max(k + 1, min(MAX_K, wanted))
+    return min(MAX_K, max(k + 1, wanted))
 
 
 @dataclass
