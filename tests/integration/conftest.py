@@ -75,13 +75,14 @@ def _container_contact_points() -> Iterator[str]:
 
 
 def _launcher_contact_points() -> Iterator[str]:
-    """A local scratch JVM node from `scripts/cassandra up --scratch`, as `scripts/test` starts
-    it (its own state in .cassandra/test; told not to look for Docker again)."""
+    """A local scratch JVM node from `scripts/cassandra up --scratch --heap 3G`, as
+    `scripts/test` starts it (its own state in .cassandra/test; told not to look for Docker
+    again)."""
     env = {**os.environ, "HOPRAG_NO_DOCKER": "1", "HOPRAG_CASSANDRA_HOME": str(SCRATCH_STATE)}
     os.environ["HOPRAG_TEST_SCRATCH_NODE"] = "1"
     os.environ["HOPRAG_CASSANDRA_HOME"] = str(SCRATCH_STATE)  # for the tests that ask the launcher
     r = subprocess.run(
-        [sys.executable, str(LAUNCHER), "up", "--scratch"],
+        [sys.executable, str(LAUNCHER), "up", "--scratch", "--heap", "3G"],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
