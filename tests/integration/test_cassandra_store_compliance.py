@@ -99,8 +99,7 @@ def _factory(
 
 class TestCassandraStoreCompliance(StoreCompliance):
     """CassandraStore (hoprag layout, the range fields declared, the lexical index and holder
-    counts kept, so edges planned by their holders with the default `hub_holders`: values no
-    document holds are not read) passes the shared suite with no deviation."""
+    counts kept) passes the shared suite with no deviation."""
 
     deviations: ClassVar[dict[str, str]] = {}
 

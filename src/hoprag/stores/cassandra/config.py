@@ -104,7 +104,7 @@ class CassandraConfig(BaseModel):
     holders and plans each edge (`plans.py`): an edge whose value at least `hub_holders`
     documents hold is answered from a candidate pool read for the run, one no document holds
     is not read, the others are searched; the results are the filtered searches' either way.
-    0: every edge is searched, no counts read."""
+    0 (the default, `guards.DEFAULT_HUB_HOLDERS`): every edge is searched, no counts read."""
 
     astra: bool = Field(False, description=_BOOL)
     """Hold the store to Astra DB Serverless's rules (`astra.py`; on in

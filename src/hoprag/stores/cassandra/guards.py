@@ -39,7 +39,8 @@ def check_consistency(level: Any, *, what: str = "write_consistency") -> str | N
     raise invalid(what, level, f"one of {', '.join(CONSISTENCY_LEVELS)}, or None")
 
 
-DEFAULT_HUB_HOLDERS = 2000
-"""The holders from which an edge is a hub, answered from a candidate pool (`plans.py`;
-`CassandraStore(hub_holders=...)`): measured on this project's node (docs/benchmarks.md, "Edge
-plans")."""
+DEFAULT_HUB_HOLDERS = 0
+"""`CassandraStore(hub_holders=...)` unless given: 0, no edge plans (`plans.py`). At 1M documents
+on this project's node the plans' pool of 1,000 cost more time than the hub searches it
+replaced (p50 up 27-160%, node CPU down 1-28%; docs/benchmarks.md, "Edge plans at 10k and
+1M"), so plans are opt-in until a hub read that pays is found."""
