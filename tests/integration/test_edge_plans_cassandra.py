@@ -159,3 +159,28 @@ async def test_a_filter_checked_after_the_read_searches_the_hubs(
     assert any(p.holders is not None and p.holders >= HUB for p in plans)
     assert {p.plan for p in plans} <= {"none", "search"}
     assert note_total(planned.stats, "pool_reads") == 0
+
+
+async def test_a_store_views_run_plans_nothing_so_no_count_tells_of_other_documents(
+    stores: dict[str, CassandraStore],
+) -> None:
+    """The counts cover the whole table: a view's traversal reads none and plans none (its
+    explain() would show how many documents outside the view hold a value), and finds what
+    the same view over a store without plans finds."""
+    kw: dict[str, Any] = {
+        "edges": EDGES, "strategy": Eager(select_k=30, start_k=3, adjacent_k=5, max_depth=2),
+        "speculation": "off",
+    }  # fmt: skip
+    access = {"keywords": "hub"}
+    planned = await hoprag.atraverse(
+        "topic 3 words", store=stores["all hubs"].restricted(access), **kw
+    )
+    plain = await hoprag.atraverse(
+        "topic 3 words", store=stores["searched"].restricted(access), **kw
+    )
+    assert planned and result_key(planned) == result_key(plain)
+    assert all("hub" in n.metadata["keywords"] for n in planned)
+    assert all(not h.plans for h in planned.stats.hops)
+    for name in ("holder_reads", "plan_rounds", "plan_none", "plan_pool", "pool_reads"):
+        assert note_total(planned.stats, name) == 0, name
+    assert "holders" not in planned.stats.explain()

@@ -210,6 +210,12 @@ class PreparedQuery(Protocol):
         `HopStats.notes`), then forgotten; this default has none."""
         return {}
 
+    def without_plans(self) -> None:
+        """Read every edge without planning it by whole-store holder counts (a store view's
+        run: the counts, and the plans chosen from them, would tell of documents outside the
+        view); this default plans none."""
+        return None
+
     def take_plans(self) -> list[EdgePlan]:
         """How the store read each metadata edge since the last call (for a hop's
         `HopStats.plans`), then forgotten; this default plans none."""

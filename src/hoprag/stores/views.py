@@ -218,6 +218,9 @@ class RestrictedQuery(PreparedQuery):
     holds the access filter), with the access conditions named in its `filter_plan`."""
 
     def __init__(self, inner: PreparedQuery, access: CompiledFilter) -> None:
+        # Whole-store counts would tell of documents outside the view (a query that does not
+        # subclass PreparedQuery may lack the method: it plans nothing then).
+        getattr(inner, "without_plans", lambda: None)()
         self.inner = inner
         self.access = access
         self.embedding = inner.embedding

@@ -359,12 +359,15 @@ class CassandraQuery(PreparedQuery):
         own read), `pooled_edges` (edges it answered, with no search of their own),
         `pooled_rows` (those edges' hits), `pooled_gets` and `pooled_get_rows` (the reads by
         id for them and their rows, each row once)."""
-        notes, self._notes = dict(self._notes), Counter()
         if self._planner is not None:
             self._plans, planned = self._planner.take()
-            for name, count in planned.items():
-                notes[name] = notes.get(name, 0) + count
+            self._notes.update(planned)
+        notes, self._notes = dict(self._notes), Counter()
         return notes
+
+    def without_plans(self) -> None:
+        """No edge plans for this run (`PreparedQuery.without_plans`): no counts are read."""
+        self._planner = None
 
     def take_plans(self) -> list[EdgePlan]:
         """Each metadata edge's plan (`plans.py`) since the last `take_notes`, then forgotten."""
