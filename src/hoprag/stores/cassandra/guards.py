@@ -42,5 +42,5 @@ def check_consistency(level: Any, *, what: str = "write_consistency") -> str | N
 DEFAULT_HUB_HOLDERS = 0
 """`CassandraStore(hub_holders=...)` unless given: 0, no edge plans (`plans.py`). At 1M documents
 on this project's node the plans' pool of 1,000 cost more time than the hub searches it
-replaced (p50 up 27-160%, node CPU down 1-28%; docs/benchmarks.md, "Edge plans at 10k and
+replaced (p50 up 12-160%, node CPU down 2-28%; docs/benchmarks.md, "Edge plans at 10k and
 1M"), so plans are opt-in until a hub read that pays is found."""
