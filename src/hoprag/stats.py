@@ -18,9 +18,10 @@ for more than one (`rounds=3`: a traversal's start inside a 2-hop scope)."""
 class EdgePlan:
     """How a store read one metadata edge of a hop (CassandraStore on a table that keeps
     holder counts: `stores/cassandra/plans.py`): `edge` as `field=value`, `plan` ("search": a
-    filtered vector search; "pool": answered from the run's candidate pool; "none": no
-    document holds the value, nothing read), `holders` (the documents holding the value; None
-    when not known) and `rows` (the hits it gave)."""
+    filtered vector search; "read": every holder read and the best kept; "pool": answered
+    from the run's candidate pool; "none": no document holds the value, nothing read),
+    `holders` (the documents holding the value; None when not known) and `rows` (the hits it
+    gave)."""
 
     edge: str
     plan: str
@@ -156,7 +157,9 @@ class TraversalStats:
         speculative query's rows (`speculative_rows`, used or not); with a candidate pool,
         plus the pool's rows (`pool_rows`), counting the rows of the edges it answered as the
         rows read by id for them (`pooled_get_rows`, each once) rather than as `pooled_rows`;
-        plus the rows a scope read for a traversal's start (`scope_rows`)."""
+        with edge plans, plus the holders read for edges read whole beyond the hits they kept
+        (`read_rows` less `read_kept`); plus the rows a scope read for a traversal's start
+        (`scope_rows`)."""
         notes = [h.notes for h in self.hops]
 
         def total(name: str) -> int:
@@ -164,7 +167,8 @@ class TraversalStats:
 
         speculative = total("speculative_rows") - total("prefetched_rows")
         pooled = total("pool_rows") + total("pooled_get_rows") - total("pooled_rows")
-        return self.total_rows + speculative + pooled + total("scope_rows")
+        whole = total("read_rows") - total("read_kept")
+        return self.total_rows + speculative + pooled + whole + total("scope_rows")
 
     @property
     def store_queries(self) -> int:
@@ -173,8 +177,9 @@ class TraversalStats:
         those it did not read because no document holds their value (`plan_none`), plus the
         pool's reads and the reads by id behind the edges it answered (`pool_reads`,
         `pooled_gets`; CassandraStore's `candidate_pool` and edge plans) and the holder
-        counts it read to plan the edges (`holder_reads`)."""
-        added = ("pool_reads", "pooled_gets", "holder_reads")
+        counts it read to plan the edges (`holder_reads`) and the searches of edges read
+        whole whose holders outnumbered their count (`read_searched`)."""
+        added = ("pool_reads", "pooled_gets", "holder_reads", "read_searched")
         saved = ("pooled_edges", "plan_none")
         change = sum(
             sum(n.get(a, 0) for a in added) - sum(n.get(s, 0) for s in saved)

@@ -118,11 +118,12 @@ class TestCassandraStoreWithAFullPoolCompliance(StoreCompliance):
         return _factory(cassandra_session, keyspace, shared_tables, candidate_pool=1000)
 
 
-class TestCassandraStoreWithEveryValueAHubCompliance(StoreCompliance):
-    """The same suite with `hub_holders=1`: every edge whose value a document holds is a hub,
-    answered from the run's candidate pool where the pool holds `k` of its holders (or every
-    document) and searched otherwise (`plans.py`), and the answers must be the filtered
-    searches'."""
+class TestCassandraStoreWithEveryEdgePlannedCompliance(StoreCompliance):
+    """The same suite with every edge planned (`plans.py`): `read_holders=2`, an edge whose
+    value one or two documents hold is read whole and scored in the client; `hub_holders=3`,
+    every more common value is a hub, answered from the run's candidate pool where the pool
+    holds `k` of its holders (or every document) and searched otherwise. The answers must be
+    the filtered searches'."""
 
     deviations: ClassVar[dict[str, str]] = {}
 
@@ -130,7 +131,7 @@ class TestCassandraStoreWithEveryValueAHubCompliance(StoreCompliance):
     def store_factory(
         self, cassandra_session: Any, keyspace: str, shared_tables: tuple[str, dict[str, str]]
     ) -> StoreFactory:
-        return _factory(cassandra_session, keyspace, shared_tables, hub_holders=1)
+        return _factory(cassandra_session, keyspace, shared_tables, hub_holders=3, read_holders=2)
 
 
 async def test_lexical_starts_are_refused_naming_lexical_k(

@@ -6,15 +6,25 @@ tests/integration/test_edge_plans_cassandra.py."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NoReturn
 
 import pytest
 
-from hoprag import MetadataEdge
+from hoprag import Document, MetadataEdge
 from hoprag.errors import InvalidInputError
 from hoprag.stats import EdgePlan, HopStats, TraversalStats
+from hoprag.stores.base import Hit
 from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.holders import ALL
-from hoprag.stores.cassandra.plans import Planner, edge_label, pool_size, single_token
+from hoprag.stores.cassandra.layouts import Clause
+from hoprag.stores.cassandra.plans import (
+    Planner,
+    PlanReads,
+    best,
+    edge_label,
+    pool_size,
+    single_token,
+)
 
 
 class Counts:
@@ -57,6 +67,76 @@ def test_each_edge_is_planned_by_its_holders() -> None:
     assert planner.choose(holders, pool_usable=False) == [
         "none", "search", "search", "search", "search", "search",
     ]  # fmt: skip
+    # With read_holders, few holders are read whole, pool or not; without hubs, no pool.
+    reading = Planner(Counts({}), hub_holders=100, read_holders=50)
+    held = [0, 1, 50, 51, 100, None]
+    assert reading.choose(held, pool_usable=True) == [
+        "none", "read", "read", "search", "pool", "search",
+    ]  # fmt: skip
+    assert reading.choose(held, pool_usable=False)[:4] == ["none", "read", "read", "search"]
+    no_hubs = Planner(Counts({}), hub_holders=0, read_holders=5)
+    assert no_hubs.choose([5, 6, 10**6], pool_usable=True) == ["read", "search", "search"]
+
+
+def _hits(scores: dict[str, float]) -> list[Hit]:
+    return [Hit(Document(i, i), s) for i, s in scores.items()]
+
+
+class FakeReads:
+    """A hop's reads over fixed answers: each edge's holders (a complete read returns at most
+    the LIMIT of them, in no order) and what a filtered search returns."""
+
+    def __init__(self, holders: dict[str, dict[str, float]]) -> None:
+        self.holders = holders
+        self.calls: list[tuple[str, list[str], int]] = []
+
+    async def complete(self, owns: list[list[Clause]], limit: int) -> list[list[Hit]]:
+        tokens = [own[0][1][0] for own in owns]
+        self.calls.append(("complete", tokens, limit))
+        return [_hits(self.holders[t])[::-1][:limit] for t in tokens]
+
+    async def search(self, owns: list[list[Clause]]) -> list[list[Hit]]:
+        tokens = [own[0][1][0] for own in owns]
+        self.calls.append(("search", tokens, 0))
+        return [best(_hits(self.holders[t]), 2) for t in tokens]
+
+    def io(self) -> PlanReads:
+        async def unused(*_: object) -> NoReturn:
+            raise AssertionError("no pool in this hop")
+
+        return PlanReads(self.search, unused, unused, None, False, CLAUSE, self.complete)
+
+
+CLAUSE = "tokens CONTAINS ?"
+
+
+async def test_an_edge_read_whole_keeps_its_k_best_and_one_whose_count_lags_is_searched() -> None:
+    scores = {
+        "a": {"d1": 0.1, "d2": 0.9, "d3": 0.5, "d0": 0.5},
+        "b": {"d4": 0.3, "d5": 0.2, "d6": 0.8, "d7": 0.7, "d8": 0.6, "d9": 0.1, "e0": 0.0},
+    }
+    reads = FakeReads(scores)
+    # b's count says 2 of its 7: the read (one LIMIT for both: a's 4 + k) comes back full, so
+    # b may have more holders than it read and is searched after all.
+    planner = Planner(Counts({ALL: 9, "a": 4, "b": 2}), hub_holders=0, read_holders=4)
+    edges = [MetadataEdge("f", "a"), MetadataEdge("f", "b")]
+    owns = [[(CLAUSE, ("a",))], [(CLAUSE, ("b",))]]
+    out, pool = await planner.read(edges, owns, 2, reads.io())
+    assert pool is None
+    assert [[h.id for h in hits] for hits in out] == [["d2", "d0"], ["d6", "d7"]]  # ties by id
+    assert reads.calls == [("complete", ["a", "b"], 4 + 2), ("search", ["b"], 0)]
+    plans, notes = planner.take()
+    assert [(p.plan, p.holders, p.rows) for p in plans] == [("read", 4, 2), ("search", 2, 2)]
+    assert notes["read_rows"] == 4 + 6 and notes["read_kept"] == 2
+    assert notes["read_searched"] == 1 and notes["plan_read"] == 1
+    assert notes["plan_rounds"] == 2  # the counts, then the search after the full read
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "20", None, 10_001])
+def test_read_holders_must_be_an_int_from_zero_to_ten_thousand(bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="read_holders") as caught:
+        CassandraConfig(keyspace="k", table="t", read_holders=bad)
+    assert "0..10000" in str(caught.value)
 
 
 async def test_a_runs_counts_are_read_once_per_value_with_the_tables_documents() -> None:
@@ -122,3 +202,12 @@ def test_explain_lists_each_edges_plan_under_its_hop_and_store_queries_count_the
 def test_hub_holders_must_be_an_int_of_zero_or_more(bad: object) -> None:
     with pytest.raises(InvalidInputError, match="hub_holders"):
         CassandraConfig(keyspace="k", table="t", hub_holders=bad)
+
+
+def test_rows_read_count_the_holders_an_edge_read_whole_read_and_queries_its_searches() -> None:
+    hop = HopStats(depth=1, edges=2, rows=7, rounds=1)
+    hop.queries["adjacent"] = 2
+    hop.notes.update(plan_read=2, read_rows=40, read_kept=5, read_searched=1, holder_reads=3)
+    stats = TraversalStats(hops=[HopStats(depth=0, rounds=1), hop])
+    assert stats.rows_read == 7 + 40 - 5  # the hits, and the holders read beyond them
+    assert stats.store_queries == 2 + 1 + 3  # the edges' reads, a search after one, counts

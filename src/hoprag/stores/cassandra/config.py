@@ -106,6 +106,15 @@ class CassandraConfig(BaseModel):
     is not read, the others are searched; the results are the filtered searches' either way.
     0 (the default, `guards.DEFAULT_HUB_HOLDERS`): every edge is searched, no counts read."""
 
+    read_holders: int = Field(
+        guards.DEFAULT_READ_HOLDERS, ge=0, le=guards.MAX_READ_HOLDERS,
+        description=f"an int in 0..{guards.MAX_READ_HOLDERS} (0: no edge is read whole)",
+    )  # fmt: skip
+    """On a table that keeps holder counts, an edge whose value at most `read_holders`
+    documents hold is answered by reading every holder (an SAI equality read, no vector
+    search) and keeping the `k` most similar (`plans.py`): the filtered search's answer, for
+    less where the table is large. Planned before `hub_holders`; 0 reads no edge whole."""
+
     astra: bool = Field(False, description=_BOOL)
     """Hold the store to Astra DB Serverless's rules (`astra.py`; on in
     `CassandraStore.from_astra`): writes at LOCAL_QUORUM unless `write_consistency` names
@@ -221,6 +230,7 @@ class CassandraOptions(TypedDict, total=False):
     ann_overquery: int
     candidate_pool: int
     hub_holders: int
+    read_holders: int
     astra: bool
 
 

@@ -44,3 +44,10 @@ DEFAULT_HUB_HOLDERS = 0
 on this project's node the plans' pool of 1,000 cost more time than the hub searches it
 replaced (p50 up 12-160%, node CPU down 2-28%; docs/benchmarks.md, "Edge plans at 10k and
 1M"), so plans are opt-in until a hub read that pays is found."""
+
+
+DEFAULT_READ_HOLDERS = 0
+"""`CassandraStore(read_holders=...)` unless given (`plans.py`)."""
+
+MAX_READ_HOLDERS = 10_000
+"""The largest `read_holders`: an edge read whole reads every holder's row."""

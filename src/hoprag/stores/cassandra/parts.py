@@ -126,11 +126,12 @@ class TableParts:
 
     def planner(self) -> Planner | None:
         """A run's edge planner (`plans.py`): on a table that keeps holder counts, unless the
-        config's `hub_holders` is 0."""
+        config's `hub_holders` and `read_holders` are both 0."""
         counts = counts_of(self)
-        if counts is None or self.config.hub_holders == 0:
+        hub, few = self.config.hub_holders, self.config.read_holders
+        if counts is None or hub == few == 0:
             return None
-        return Planner(counts.read_tokens, self.config.hub_holders)
+        return Planner(counts.read_tokens, hub, few)
 
     def window(self, concurrency: int | None) -> int:
         """Writes in flight: `concurrency` (checked, >= 1), or the config's `max_in_flight`."""

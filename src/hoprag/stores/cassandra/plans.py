@@ -8,6 +8,13 @@ how many documents hold each value, and a run's `Planner` reads them, once per v
 before a hop's edges are read, then plans each edge:
 
 * "none": no document holds the value; nothing is read (the edge leads nowhere).
+* "read": at most `read_holders` documents hold it. Every holder is read by an SAI equality
+  read (`tokens CONTAINS ?`, no vector search: `sets.py`), scored in the client and the `k`
+  best kept. At 1M documents a filtered vector search costs 10-20 ms even for a value of a
+  few holders (the vector index of every SSTable is searched), the equality read of its rows
+  a few ms (docs/benchmarks.md, "Reading a value's holders"). A read that comes back with
+  more holders than counted (the count lags a write) may be incomplete: that edge is then
+  searched.
 * "pool": at least `hub_holders` documents hold it (a hub). The run's candidate pool answers
   it (the query's nearest documents, over-fetched and unfiltered: one read shared by every
   hub edge of the run, read at the first hop that has one, sized from the table's documents
@@ -15,7 +22,7 @@ before a hop's edges are read, then plans each edge:
   at most `guards.MAX_K`). The pool answers an edge only when it holds at least `k` of the
   value's holders (or every document): those are then exactly the `k` best, as the filtered
   search gives them, read by id. A hub the pool holds fewer of is searched as any edge.
-* "search": every other edge (or every edge when the pool cannot be used: a filter checked
+* "search": every other edge (and the hubs when the pool cannot be used: a filter checked
   after the read, or a cassio table), the filtered vector search.
 
 Every plan gives what the filtered search gives (up to the vector index's own approximation),
@@ -56,8 +63,8 @@ Reads = Callable[[list[list[Clause]]], Awaitable[list[list[Hit]]]]
 class PlanReads:
     """What a planned hop reads with, from the run's query: the edges' filtered searches,
     the pool's answers (`pool.answer_edges`, which searches the edges it cannot answer), the
-    pool's read of a size, the run's pool so far, whether a pool can be used, and the layout's
-    token clause."""
+    pool's read of a size, the run's pool so far, whether a pool can be used, the layout's
+    token clause, and the complete read of edges' holders up to a LIMIT (scored)."""
 
     search: Reads
     pooled: Callable[[Pool, list[list[Clause]]], Awaitable[list[list[Hit]]]]
@@ -65,6 +72,7 @@ class PlanReads:
     pool: Pool | None
     pool_usable: bool
     clause_text: str
+    complete: Callable[[list[list[Clause]], int], Awaitable[list[list[Hit]]]]
 
 
 def edge_label(edge: MetadataEdge) -> str:
@@ -87,6 +95,7 @@ class Planner:
 
     read_counts: CountReader
     hub_holders: int
+    read_holders: int = 0
     held: dict[str, int] = field(default_factory=dict)
     plans: list[EdgePlan] = field(default_factory=list)
     notes: Counter[str] = field(default_factory=Counter)
@@ -108,14 +117,18 @@ class Planner:
         return [None if t is None else self.held[t] for t in tokens]
 
     def choose(self, holders: Sequence[int | None], pool_usable: bool) -> list[str]:
-        """Each edge's plan from its holders: "none", "pool" (a hub, when the pool can be
-        used) or "search"."""
+        """Each edge's plan from its holders: "none", "read" (few holders), "pool" (a hub,
+        when the pool can be used) or "search"."""
         return [self._plan(h, pool_usable) for h in holders]
 
     def _plan(self, holders: int | None, pool_usable: bool) -> str:
+        if holders is None:
+            return "search"
         if holders == 0:
             return "none"
-        if pool_usable and holders is not None and holders >= self.hub_holders:
+        if holders <= self.read_holders:
+            return "read"
+        if pool_usable and 0 < self.hub_holders <= holders:
             return "pool"
         return "search"
 
@@ -127,40 +140,15 @@ class Planner:
         io: PlanReads,
     ) -> tuple[list[list[Hit]], Pool | None]:
         """Each edge's `k` best hits by its plan, in the order of `edges` (their clauses
-        `owns`), and the run's pool: the holders read, then, in flight together, the hubs
-        answered from the pool (read first when the run has none; with a pool, every edge
-        asks it first) and the other edges searched; each edge's plan kept (`take`)."""
+        `owns`), and the run's pool: the holders read, then, in flight together, the few
+        holders' edges read whole, the hubs answered from the pool (read first when the run
+        has none; with a pool, every searched edge asks it first) and the other edges
+        searched; each edge's plan kept (`take`)."""
         holders = await self.holders([single_token(o, io.clause_text) for o in owns])
-        plans = self.choose(holders, io.pool_usable)
-        out: list[list[Hit]] = [[] for _ in owns]
-        asked = [i for i, p in enumerate(plans) if p != "none"]
-        pooled = asked if io.pool is not None else [i for i in asked if plans[i] == "pool"]
-        searched = [i for i in asked if i not in pooled]
-        pool = io.pool
-
-        async def search() -> None:
-            hits = await io.search([owns[i] for i in searched])
-            for i, found in zip(searched, hits, strict=True):
-                out[i] = found
-
-        async def from_pool() -> None:
-            nonlocal pool
-            if pool is None:
-                pool = await io.read_pool(pool_size(self.total, self.hub_holders, k))
-                self.notes.update(plan_rounds=1)
-            hits = await io.pooled(pool, [owns[i] for i in pooled])
-            for i, found in zip(pooled, hits, strict=True):
-                out[i] = found
-                plans[i] = "search" if pool.answer(owns[i], k) is None else "pool"
-
-        with one_error():
-            async with anyio.create_task_group() as tg:
-                if searched:
-                    tg.start_soon(search)
-                if pooled:
-                    tg.start_soon(from_pool)
-        self.record(edges, plans, holders, [len(hits) for hits in out])
-        return out, pool
+        run = _HopRun(self, owns, k, io, self.choose(holders, io.pool_usable), holders)
+        await run.go()
+        self.record(edges, run.plans, holders, [len(hits) for hits in run.out])
+        return run.out, run.pool
 
     def record(
         self,
@@ -172,13 +160,93 @@ class Planner:
         """Keep each edge's plan for the hop's figures (`take`)."""
         for edge, plan, held, n in zip(edges, plans, holders, rows, strict=True):
             self.plans.append(EdgePlan(edge_label(edge), plan, held, n))
-        self.notes.update(plan_none=plans.count("none"), plan_pool=plans.count("pool"))
+        self.notes.update(
+            plan_none=plans.count("none"), plan_pool=plans.count("pool"),
+            plan_read=plans.count("read"),
+        )  # fmt: skip
 
     def take(self) -> tuple[list[EdgePlan], dict[str, int]]:
         """The plans and counts since the last call, then forgotten."""
         plans, self.plans = self.plans, []
         notes, self.notes = dict(self.notes), Counter()
         return plans, {k: v for k, v in notes.items() if v}
+
+
+@dataclass
+class _HopRun:
+    """One planned hop's reads (`Planner.read`): the edges' plans, their hits as they come,
+    and the run's pool."""
+
+    planner: Planner
+    owns: list[list[Clause]]
+    k: int
+    io: PlanReads
+    plans: list[str]
+    holders: list[int | None]
+    out: list[list[Hit]] = field(init=False)
+    pool: Pool | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.out = [[] for _ in self.owns]
+        self.pool = self.io.pool
+
+    async def go(self) -> None:
+        """Every edge's reads by its plan, the three kinds in flight together."""
+        plans = self.plans
+        whole = [i for i, p in enumerate(plans) if p == "read"]
+        asked = [i for i, p in enumerate(plans) if p in ("pool", "search")]
+        pooled = asked if self.pool is not None else [i for i in asked if plans[i] == "pool"]
+        searched = [i for i in asked if i not in pooled]
+        with one_error():
+            async with anyio.create_task_group() as tg:
+                if whole:
+                    tg.start_soon(self.read_whole, whole)
+                if searched:
+                    tg.start_soon(self.search, searched)
+                if pooled:
+                    tg.start_soon(self.from_pool, pooled)
+
+    async def search(self, edges: list[int]) -> None:
+        """The filtered searches of these edges."""
+        hits = await self.io.search([self.owns[i] for i in edges])
+        for i, found in zip(edges, hits, strict=True):
+            self.out[i] = found
+
+    async def from_pool(self, edges: list[int]) -> None:
+        """These edges answered from the run's pool (read first when there is none), those
+        it cannot answer searched (`pool.answer_edges`)."""
+        if self.pool is None:
+            size = pool_size(self.planner.total, self.planner.hub_holders, self.k)
+            self.pool = await self.io.read_pool(size)
+            self.planner.notes.update(plan_rounds=1)
+        pool = self.pool
+        hits = await self.io.pooled(pool, [self.owns[i] for i in edges])
+        for i, found in zip(edges, hits, strict=True):
+            self.out[i] = found
+            self.plans[i] = "search" if pool.answer(self.owns[i], self.k) is None else "pool"
+
+    async def read_whole(self, edges: list[int]) -> None:
+        """Every holder of these edges read (one LIMIT for all: the most holders counted,
+        plus `k`), each edge's `k` best kept; an edge whose read filled the LIMIT has more
+        holders than counted and is searched after all."""
+        limit = max(self.holders[i] or 0 for i in edges) + self.k
+        got = await self.io.complete([self.owns[i] for i in edges], limit)
+        full = [i for i, hits in zip(edges, got, strict=True) if len(hits) >= limit]
+        for i, hits in zip(edges, got, strict=True):
+            if i not in full:
+                self.out[i] = best(hits, self.k)
+        read = sum(len(h) for h in got)
+        self.planner.notes.update(read_rows=read, read_kept=sum(len(self.out[i]) for i in edges))
+        if full:
+            self.planner.notes.update(read_searched=len(full), plan_rounds=1)
+            for i in full:
+                self.plans[i] = "search"
+            await self.search(full)
+
+
+def best(hits: Sequence[Hit], k: int) -> list[Hit]:
+    """The `k` hits of highest score, equal scores by id (as a vector search ranks them)."""
+    return sorted(hits, key=lambda h: (-(h.score if h.score is not None else -2.0), h.id))[:k]
 
 
 def single_token(own: Sequence[Clause], clause_text: str) -> str | None:

@@ -413,7 +413,7 @@ class CassandraQuery(PreparedQuery):
 
         reads = PlanReads(
             search, pooled, self._read_pool, self._pool, self._pool_usable(),
-            self._layout.condition_clause,
+            self._layout.condition_clause, self._complete,
         )  # fmt: skip
         out, self._pool = await planner.read(edges, owns, k, reads)
         return out
