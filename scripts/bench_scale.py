@@ -6,7 +6,7 @@
         [--concurrency 1,16] [--queries 20] [--reps 3] [--max-seconds 600] [--dim 384] \\
         [--seed 30] [--load-only] [--pool 200] [--chart OUT.png] [--replication-factor 3] \\
         [--wordnet [CACHE]] [--request-timeout 60] [--load-replication-factor 1] \\
-        [--contact-points HOST:PORT] [--holder-counts] [--hub-holders 2000]
+        [--contact-points HOST:PORT] [--holder-counts] [--hub-holders 2000] [--read-holders 64]
 
 Corpus (`corpus(seed, size)`): a seeded generator, the same documents for the same seed and
 size, and prefix-stable (document i is the same in every size, so the sizes share their first
@@ -45,7 +45,12 @@ chose (`plans`: edges per traversal by plan), and the edge-recall check also mea
 planned store's pool on the edges it answered (`edge_recall cassandra plans 2000`). The
 size then also times what the plans weigh (`plan_costs`, one read at a time): the filtered
 search of keywords from the most common to a few holders (k1 ... k1000, with their counts),
-and the pool's read of 250, 500 and 1,000 documents.
+and the pool's read of 250, 500 and 1,000 documents; and for keywords of at most 2,000 holders
+the read of every holder (the "read" plan's SAI equality read, scored in the client).
+`--read-holders 64` (with `--holder-counts`) measures every case through a
+`CassandraStore(read_holders=64)` too, labelled "cassandra plans read 64": an edge whose value 64
+or fewer documents hold reads its holders whole and keeps the best (no hubs, no pool); its row
+bound counts an edge's read at `read_holders + adjacent_k` rows.
 
 Measured per size, on Cassandra and (up to `--memory-max` documents) on MemoryStore, after a
 warm-up pass over the queries: p50/p95/p99 latency of Eager (select_k 100), Mmr (select_k 10)
@@ -264,10 +269,12 @@ Corpus = Any
 """`GeneratedCorpus` or `scale_wordnet.WordNetCorpus` (the same attributes and methods)."""
 
 
-def per_node_rows(keywords_max: int, links_max: int) -> int:
+def per_node_rows(keywords_max: int, links_max: int, read_holders: int = 0) -> int:
     """Rows one expanded document can cost: each keyword edge and its reverse-link edge read
-    at most `adjacent_k` rows, each of its id links one."""
-    return (keywords_max + 1) * ADJACENT_K + links_max
+    at most `adjacent_k` rows (an edge read whole, `read_holders + adjacent_k`), each of its
+    id links one."""
+    edge = ADJACENT_K + read_holders if read_holders else ADJACENT_K
+    return (keywords_max + 1) * edge + links_max
 
 
 # --- cases ------------------------------------------------------------------------------------
@@ -830,23 +837,34 @@ async def single_reads(
     return out
 
 
-PLAN_KEYWORDS = ("k1", "k2", "k5", "k10", "k20", "k50", "k100", "k300", "k1000")
+PLAN_KEYWORDS = ("k1", "k2", "k5", "k10", "k20", "k50", "k100", "k300", "k1000", "k3000",
+                 "k10000", "k30000")  # fmt: skip
 """Keywords whose filtered search `plan_costs` times: holders from the most to a few."""
 PLAN_POOLS = (250, 500, 1000)
 """Pool sizes whose read `plan_costs` times."""
+PLAN_READ_MAX = 2000
+"""`plan_costs` times the read of every holder of the keywords with at most this many."""
 
 
 async def plan_costs(store: Store, vectors: list[list[float]], reps: int) -> dict[str, Any]:
     """What the edge plans weigh (`stores/cassandra/plans.py`), one read at a time over the
     queries x `reps`, median ms: the filtered search (LIMIT 10) of each of `PLAN_KEYWORDS`
-    with its holders (from the table's counts), and the candidate pool's read at each of
-    `PLAN_POOLS` (ids, tokens and scores of the query's nearest documents)."""
+    with its holders (from the table's counts), the read of every holder (the "read" plan:
+    an SAI equality read, LIMIT holders + 10) of those with at most `PLAN_READ_MAX`, and the
+    candidate pool's read at each of `PLAN_POOLS` (ids, tokens and scores of the query's
+    nearest documents)."""
     edges = [MetadataEdge("keywords", w) for w in PLAN_KEYWORDS]
     held = await store.aholders(edges)
-    out: dict[str, Any] = {"search": {}, "pool": {}}
+    out: dict[str, Any] = {"search": {}, "read": {}, "pool": {}}
     for edge, holders in zip(edges, held, strict=True):
         times = await _timed(store, vectors, reps, lambda q, e=edge: q.aadjacent(e, k=ADJACENT_K))
         out["search"][edge.value] = {"holders": holders, "p50_ms": times}
+        if holders is not None and holders <= PLAN_READ_MAX:
+            limit = holders + ADJACENT_K
+            times = await _timed(
+                store, vectors, reps, lambda q, e=edge, n=limit: q.amatching([e], limit=n)
+            )
+            out["read"][edge.value] = {"holders": holders, "p50_ms": times}
     for size in PLAN_POOLS:
         times = await _timed(store, vectors, reps, lambda q, n=size: q._read_pool(n))
         out["pool"][str(size)] = {"p50_ms": times}
@@ -1092,9 +1110,17 @@ def probe_rows(sizes: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
-def plans_label(hub: int) -> str:
-    """The results' label of the Cassandra store planning edges with `hub_holders=hub`."""
-    return f"cassandra plans {hub}"
+def plans_label(plan: tuple[int, int]) -> str:
+    """The results' label of the Cassandra store planning edges with `(hub_holders,
+    read_holders)`."""
+    hub, read = plan
+    return f"cassandra plans {hub}" if hub else f"cassandra plans read {read}"
+
+
+def plan_stores(args: argparse.Namespace) -> list[tuple[int, int]]:
+    """The planned stores to measure, as `(hub_holders, read_holders)`: one per hub
+    threshold, then one per read threshold."""
+    return [(h, 0) for h in args.hub_holders] + [(0, r) for r in args.read_holders]
 
 
 def pool_label(size: int) -> str:
@@ -1142,7 +1168,7 @@ async def measure_size(
     out["cassandra"] = await measure_store("cassandra", store, cases, vectors, args, corp.anchors)
     failures += bound_failures(f"{name} cassandra", out["cassandra"]["cases"], 0, per_node)
     out["single_reads"] = await single_reads(store, vectors, args.reps, corp)
-    if args.hub_holders and corp.kind == "generated":
+    if (args.hub_holders or args.read_holders) and corp.kind == "generated":
         out["plan_costs"] = await plan_costs(store, vectors, args.reps)
     pooled = None
     for size_pool in args.pool:
@@ -1155,16 +1181,17 @@ async def measure_size(
         out[label] = await measure_store(label, pooled, cases, vectors, args, corp.anchors)
         failures += bound_failures(f"{name} {label}", out[label]["cases"], size_pool, per_node)
     planned: dict[str, Store] = {}
-    for hub in args.hub_holders:
-        label = plans_label(hub)
+    for hub, read in plan_stores(args):
+        label = plans_label((hub, read))
         planned[label] = CassandraStore(
             HashEmbedding(args.dim), keyspace=KEYSPACE, table=corp.table(args.dim),
-            session=session, hub_holders=hub, create_schema=False,
+            session=session, hub_holders=hub, read_holders=read, create_schema=False,
             request_timeout=args.request_timeout,
         )  # fmt: skip
         out[label] = await measure_store(label, planned[label], cases, vectors, args, corp.anchors)
-        most = pool_size(corp.size, hub, ADJACENT_K)
-        failures += bound_failures(f"{name} {label}", out[label]["cases"], most, per_node)
+        most = pool_size(corp.size, hub, ADJACENT_K) if hub else 0
+        bound = per_node_rows(corp.keywords_max, corp.links_max, read)
+        failures += bound_failures(f"{name} {label}", out[label]["cases"], most, bound)
     out["edge_recall"] = await edge_recall(store, pooled, vectors, corp.recall_keywords())
     for label, planned_store in planned.items():
         out[f"edge_recall {label}"] = await edge_recall(
@@ -1192,7 +1219,7 @@ async def measure_memory(
     out["exact"], bad = await exact_checks(cass, mem, vectors, corp.anchors)
     failures += [f"{name} {b}" for b in bad]
     out["ann_agreement"] = ann_agreement(out["cassandra"], out["memory"])
-    for label in [*map(pool_label, args.pool), *map(plans_label, args.hub_holders)]:
+    for label in [*map(pool_label, args.pool), *map(plans_label, plan_stores(args))]:
         out[f"ann_agreement {label}"] = ann_agreement(out[label], out["memory"])
     del mem
     gc.collect()
@@ -1249,7 +1276,8 @@ def report(out: dict[str, Any]) -> str:
     parts = ["loads:\n" + text_table(load_rows(out["sizes"]))]
     md = ["Loads:\n\n" + markdown(load_rows(out["sizes"]))]
     pools = [pool_label(p) for p in out["args"]["pool"]]
-    pools += [plans_label(h) for h in out["args"].get("hub_holders", [])]
+    pools += [plans_label((h, 0)) for h in out["args"].get("hub_holders", [])]
+    pools += [plans_label((0, r)) for r in out["args"].get("read_holders", [])]
     for store in ("cassandra", *pools, "memory"):
         rows = case_rows(out["sizes"], store)
         if rows:
@@ -1260,9 +1288,10 @@ def report(out: dict[str, Any]) -> str:
         if costs:
             searched = ", ".join(f"{w} ({c['holders']} holders) {c['p50_ms']:.1f}"
                                  for w, c in costs["search"].items())  # fmt: skip
-            pools = ", ".join(f"{n} {c['p50_ms']:.1f}" for n, c in costs["pool"].items())
+            whole = ", ".join(f"{w} {c['p50_ms']:.1f}" for w, c in costs.get("read", {}).items())
+            pooled = ", ".join(f"{n} {c['p50_ms']:.1f}" for n, c in costs["pool"].items())
             parts.append(f"{_label(s)} plan costs, p50 ms: filtered search {searched}; "
-                         f"pool read {pools}")  # fmt: skip
+                         f"holders read whole {whole}; pool read {pooled}")  # fmt: skip
     rows = probe_rows(out["sizes"])
     if rows:
         parts.append("single reads on Cassandra (p50 ms, rows):\n" + text_table(rows))
@@ -1356,6 +1385,10 @@ def parser() -> argparse.ArgumentParser:
                     help="with --holder-counts: edge plans' hub thresholds to measure beside the "
                     "store without plans, e.g. 2000 (CassandraStore(hub_holders=...) on the "
                     "same table)")  # fmt: skip
+    ap.add_argument("--read-holders", default="",
+                    help="with --holder-counts: edge plans' read thresholds to measure beside "
+                    "the store without plans, e.g. 64 (CassandraStore(read_holders=...) on the "
+                    "same table)")  # fmt: skip
     ap.add_argument("--wait-compaction", type=float, default=None,
                     help="most seconds to wait for the node to stop compacting a size's table "
                     "before measuring it (default 1800, quick 120)")  # fmt: skip
@@ -1376,6 +1409,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.hub_holders = _int_list("--hub-holders", hubs, 1, MAX_SIZE, ap) if hubs else []
     if args.hub_holders and not args.holder_counts:
         ap.error("--hub-holders needs --holder-counts (edge plans read the tables' counts)")
+    reads = args.read_holders
+    args.read_holders = _int_list("--read-holders", reads, 1, 10_000, ap) if reads else []
+    if args.read_holders and not args.holder_counts:
+        ap.error("--read-holders needs --holder-counts (edge plans read the tables' counts)")
     defaults = (6, 1, 10_000, 120.0, 120.0) if args.quick else (20, 3, 100_000, 600.0, 1800.0)
     if args.load_replication_factor is None:
         args.load_replication_factor = args.replication_factor

@@ -1,11 +1,11 @@
 """`scripts/bench_scale.py --quick --json OUT`, run as a user runs it, on the test node: the 10k
 corpus is loaded completely into keyspace `hoprag_scale`, every case runs on Cassandra and on
 MemoryStore (and, with `--pool 100`, through a candidate pool; with `--holder-counts
---hub-holders 300`, through edge plans), rows and rounds per traversal stay within what the
-strategy allows (bounds made from its parameters and the generator's degrees alone, never from
-the corpus size), the plans chosen follow the values' holders, the stores give the same exact
-answers, the common keywords' edges are checked against exact scoring, and a second run reuses
-the load. Structure only, never time."""
+--hub-holders 300 --read-holders 20`, through edge plans), rows and rounds per traversal stay
+within what the strategy allows (bounds made from its parameters and the generator's degrees
+alone, never from the corpus size), the plans chosen follow the values' holders, the stores
+give the same exact answers, the common keywords' edges are checked against exact scoring, and
+a second run reuses the load. Structure only, never time."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "bench_scale.py"
 TRAVERSALS = {f"{k} d{d}" for k in ("Eager", "Mmr", "Beam") for d in (1, 2, 3)}
 PLANNED = "cassandra plans 300"
+READ = "cassandra plans read 20"
 EXTRA_ROWS = {"cassandra pool 100": 100, PLANNED: 1000}
 """The rows a store's pool adds once per traversal: `--pool 100`, and the plans' pool at 10k
 documents with `hub_holders=300` (`plans.pool_size`: 3 * 10 * 10,000 / 300, at most 1,000)."""
@@ -55,7 +56,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     out = tmp_path / "scale.json"
     png = tmp_path / "scale.png"
     args = ["--quick", "--pool", "100", "--holder-counts", "--hub-holders", "300",
-            "--json", str(out), "--chart", str(png)]  # fmt: skip
+            "--read-holders", "20", "--json", str(out), "--chart", str(png)]  # fmt: skip
     done = _run(args, cassandra_contact_points)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "FAIL" not in done.stdout
@@ -76,7 +77,7 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     # (those it also reads the CPU of), and the run waited until no node compacted.
     assert size["flush"]["flushed"] is data["node_cpu_measured"], size["flush"]
     assert size["flush"]["errors"] == []
-    for store in ("cassandra", "cassandra pool 100", PLANNED, "memory"):
+    for store in ("cassandra", "cassandra pool 100", PLANNED, READ, "memory"):
         cases = size[store]["cases"]
         assert set(cases) == TRAVERSALS | {"Scoped 2-hop"}, store
         for name, c in cases.items():
@@ -88,7 +89,9 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
                 # 4 anchors, each with at most 4 links per document over 2 hops.
                 assert c["rounds_max"] <= 3 and 0 < c["scope_size"] <= 4 * (1 + 4 + 16), where
                 continue
-            rows, rounds = _bounds(c, per_node)
+            # An edge read whole reads up to read_holders + adjacent_k rows (20 + 10).
+            node_rows = per_node + (corpus["keywords_max"] + 1) * 20 if store == READ else per_node
+            rows, rounds = _bounds(c, node_rows)
             rows += EXTRA_ROWS.get(store, 0)  # the pool's rows, read once per traversal
             assert c["rows_max"] <= rows, (where, c["rows_max"], rows)
             assert c["rounds_max"] <= rounds, (where, c["rounds_max"], rounds)
@@ -108,6 +111,12 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
         assert chosen.get("search", 0) > 0 and chosen.get("none", 0) > 0, (name, chosen)
         assert size["cassandra"]["cases"][name]["plans"] == {}, name
     assert all(planned[f"{k} d2"]["plans"].get("pool", 0) > 0 for k in ("Eager", "Mmr", "Beam"))
+    # With read_holders=20 and no hubs: the keywords of 20 holders or fewer (most of the long
+    # tail at 10k) are read whole, the rest searched, no pool.
+    for name in TRAVERSALS:
+        chosen = size[READ]["cases"][name]["plans"]
+        assert chosen.get("read", 0) > 0 and chosen.get("search", 0) > 0, (name, chosen)
+        assert "pool" not in chosen, (name, chosen)
     # The common keywords' edges against exact scoring: every query's edge of each keyword
     # checked; the most common keyword has holders enough for the pool to answer it.
     recall = size["edge_recall"]
@@ -125,6 +134,10 @@ def test_quick_scale_benchmark_bounds_rows_and_rounds_and_agrees_with_memory(
     assert held[0] == max(held) and held[0] > held[-1] >= 0, held  # k1 holds the most
     assert all(c["p50_ms"] > 0 for c in costs["search"].values())
     assert set(costs["pool"]) == {"250", "500", "1000"}
+    # The read of every holder is timed for the keywords of at most 2,000 holders.
+    read = {w: c["holders"] for w, c in costs["read"].items()}
+    assert read == {w: c["holders"] for w, c in costs["search"].items() if c["holders"] <= 2000}
+    assert read and all(c["p50_ms"] > 0 for c in costs["read"].values())
 
     # The figures, drawn by the run and again from its JSON as a user redraws them.
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
