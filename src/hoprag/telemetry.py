@@ -378,14 +378,16 @@ def start_hop(parent: Any, depth: int) -> Any:
 
 @_guarded
 def end_hop(span: Any, hop: Any, error: BaseException | None = None) -> None:
-    """End a hop span with the hop's figures (`HopStats`): edges asked, queries by kind, rows,
-    candidates, admitted nodes, speculative edges."""
+    """End a hop span with the hop's figures (`HopStats`): sequential rounds, edges asked,
+    queries by kind, rows, candidates, admitted nodes, speculative edges, and the edges by
+    plan where a store planned them (`plans.<plan>`)."""
     if span is None:
         return
     if error is not None:
         _fail(span, error)
     figures = {
         "depth": hop.depth,
+        "rounds": hop.rounds,
         "edges": hop.edges,
         "rows": hop.rows,
         "candidates": hop.candidates,
@@ -394,6 +396,8 @@ def end_hop(span: Any, hop: Any, error: BaseException | None = None) -> None:
     }
     if hop.notes.get("speculative_edges"):
         figures["speculative_edges"] = hop.notes["speculative_edges"]
+    for plan in hop.plans:
+        figures[f"plans.{plan.plan}"] = figures.get(f"plans.{plan.plan}", 0) + 1
     span.set_attributes({f"hoprag.hop.{k}": v for k, v in figures.items()})
     span.end()
 

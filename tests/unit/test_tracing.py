@@ -62,6 +62,8 @@ async def test_a_two_hop_traversal_is_one_retrieval_span_with_a_child_span_per_h
         a = dict(span.attributes or {})
         assert a["hoprag.hop.depth"] == hop.depth and a["hoprag.hop.rows"] == hop.rows
         assert a["hoprag.hop.admitted"] == hop.kept and a["hoprag.hop.edges"] == hop.edges
+        assert a["hoprag.hop.rounds"] == hop.rounds
+        assert not any(k.startswith("hoprag.hop.plans.") for k in a)  # MemoryStore plans none
         assert span.start_time >= retrieval.start_time and span.end_time <= retrieval.end_time
     assert [dict(h.attributes or {})["hoprag.hop.admitted"] for h in hops] == [1, 1, 1]
     metrics = traces.metrics()
@@ -220,3 +222,30 @@ def test_configure_refuses_what_is_not_a_setting_and_changes_nothing(
         telemetry.configure(**options)  # type: ignore[arg-type]
     assert caught.value.argument == named
     assert telemetry.settings() == before
+
+
+def test_a_hop_span_counts_the_edges_a_store_planned_by_plan() -> None:
+    from hoprag import telemetry
+    from hoprag.stats import EdgePlan, HopStats
+
+    class Span:
+        def __init__(self) -> None:
+            self.attributes: dict[str, object] = {}
+            self.ended = False
+
+        def set_attributes(self, values: dict[str, object]) -> None:
+            self.attributes = dict(values)
+
+        def end(self) -> None:
+            self.ended = True
+
+    hop = HopStats(depth=2, edges=4, rounds=3)
+    hop.plans = [EdgePlan("k='a'", "read", 3, 3), EdgePlan("k='b'", "read", 9, 5),
+                 EdgePlan("k='c'", "none", 0, 0), EdgePlan("k='d'", "search", 90, 5)]  # fmt: skip
+    span = Span()
+    telemetry.end_hop(span, hop)
+    a = span.attributes
+    assert span.ended and a["hoprag.hop.rounds"] == 3 and a["hoprag.hop.edges"] == 4
+    assert {k: v for k, v in a.items() if ".plans." in k} == {
+        "hoprag.hop.plans.read": 2, "hoprag.hop.plans.none": 1, "hoprag.hop.plans.search": 1,
+    }  # fmt: skip
