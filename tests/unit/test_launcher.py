@@ -267,9 +267,11 @@ def test_superuser_setup_retries_are_paced_in_a_cluster(launcher: ModuleType) ->
     assert launcher.superuser_setup_delay_ms(3) >= 1000
 
 
-def test_a_scratch_node_is_wiped_and_skips_schema_flushes_and_a_plain_one_keeps_both(
+def _fake_launches(
     launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[list[list[str]], Path]:
+    """The launcher's state under `tmp_path` and its JVM launches recorded, not run: the
+    command lines launched, and a jar directory to launch from."""
     monkeypatch.setattr(launcher, "STATE", tmp_path)
     launched: list[list[str]] = []
 
@@ -282,6 +284,13 @@ def test_a_scratch_node_is_wiped_and_skips_schema_flushes_and_a_plain_one_keeps_
     monkeypatch.setattr(launcher.subprocess, "Popen", FakePopen)
     lib = tmp_path / "lib"
     lib.mkdir()
+    return launched, lib
+
+
+def test_a_scratch_node_is_wiped_and_skips_schema_flushes_and_a_plain_one_keeps_both(
+    launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    launched, lib = _fake_launches(launcher, tmp_path, monkeypatch)
     d = launcher.write_node_config(1, 1, fresh=False)
     (d / "data" / "old").write_text("a table of an earlier run")
     launcher.start_node("java", lib, 1, "1G")
@@ -366,18 +375,7 @@ def test_a_bad_jvm_property_exits_2_before_anything_starts(tmp_path: Path) -> No
 def test_jvm_properties_reach_the_jvm_and_a_restart_keeps_or_replaces_them(
     launcher: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(launcher, "STATE", tmp_path)
-    launched: list[list[str]] = []
-
-    class FakePopen:
-        pid = 4242
-
-        def __init__(self, cmd: list[str], **_: object) -> None:
-            launched.append(cmd)
-
-    lib = tmp_path / "lib"
-    lib.mkdir()
-    monkeypatch.setattr(launcher.subprocess, "Popen", FakePopen)
+    launched, lib = _fake_launches(launcher, tmp_path, monkeypatch)
     monkeypatch.setattr(launcher, "java_cmd", lambda: "java")
     monkeypatch.setattr(launcher, "resolve_jars", lambda: (lib, 0.0))
     monkeypatch.setattr(launcher, "port_open", lambda *a, **k: False)
