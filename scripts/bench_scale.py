@@ -40,9 +40,10 @@ counts"; its load rate includes the counter writes); a table loaded without them
 traversal reads its edges' holder counts and plans each edge (`stores/cassandra/plans.py`: no
 read for a value no document holds, a candidate pool read for the run for values held by 2000
 or more, the filtered search for the rest). The store without a label never plans (its
-`hub_holders=0`), so the two are side by side. Each case records the plans its traversals
-chose (`plans`: edges per traversal by plan), and the edge-recall check also measures the
-planned store's pool on the edges it answered (`edge_recall cassandra plans 2000`). The
+`hub_holders=0, read_holders=0`), so the two are side by side. Each case records the plans
+its traversals chose (`plans`: edges per traversal by plan), and the edge-recall check also
+measures the planned store's pool on the edges it answered (`edge_recall cassandra plans
+2000`). The
 size then also times what the plans weigh (`plan_costs`, one read at a time): the filtered
 search of keywords from the most common to a few holders (k1 ... k1000, with their counts),
 and the pool's read of 250, 500 and 1,000 documents; and for keywords of at most 2,000 holders
@@ -456,7 +457,7 @@ async def _load(session: Any, corp: Corpus, args: argparse.Namespace) -> tuple[A
     store = CassandraStore(
         HashEmbedding(args.dim), keyspace=KEYSPACE, table=table, session=session,
         dimension=args.dim, fields={"n": "number"}, request_timeout=args.request_timeout,
-        holder_counts=args.holder_counts, hub_holders=0,
+        holder_counts=args.holder_counts, hub_holders=0, read_holders=0,
     )  # fmt: skip
     await store.asetup()
     source = _source(corp)
@@ -1175,7 +1176,7 @@ async def measure_size(
         label = pool_label(size_pool)
         pooled = CassandraStore(
             HashEmbedding(args.dim), keyspace=KEYSPACE, table=corp.table(args.dim),
-            session=session, candidate_pool=size_pool, create_schema=False,
+            session=session, candidate_pool=size_pool, read_holders=0, create_schema=False,
             request_timeout=args.request_timeout,
         )  # fmt: skip
         out[label] = await measure_store(label, pooled, cases, vectors, args, corp.anchors)

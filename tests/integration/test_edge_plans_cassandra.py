@@ -67,7 +67,7 @@ def stores(cassandra_session: Any) -> dict[str, CassandraStore]:
     keyspace = new_keyspace(cassandra_session)
     emb = HashEmbedding(DIM)
 
-    def store(hub: int, few: int = 0) -> CassandraStore:
+    def store(hub: int, few: int = 0) -> CassandraStore:  # few=0: no edge read whole
         return CassandraStore(emb, keyspace=keyspace, table="p", session=cassandra_session,
                               holder_counts=True, hub_holders=hub, read_holders=few)  # fmt: skip
 
@@ -149,7 +149,8 @@ async def test_no_pool_is_read_when_no_edge_is_a_hub(
     stores: dict[str, CassandraStore], cassandra_session: Any
 ) -> None:
     store = CassandraStore(HashEmbedding(DIM), keyspace=stores["planned"].keyspace, table="p",
-                           session=cassandra_session, hub_holders=10_000)  # fmt: skip
+                           session=cassandra_session, hub_holders=10_000,
+                           read_holders=0)  # fmt: skip
     res = await hoprag.atraverse(
         "topic 5 words", store=store, edges=EDGES,
         strategy=Eager(select_k=30, start_k=2, adjacent_k=4, max_depth=2), speculation="off",
@@ -208,7 +209,7 @@ async def test_an_edge_whose_count_lags_its_holders_is_searched_after_its_read(
     emb = HashEmbedding(DIM)
     docs = [Document(f"x{i}", f"lag words {i}", {"keywords": ["x", f"own{i}"]}) for i in range(12)]
     plain = CassandraStore(emb, keyspace=keyspace, table="lag", session=cassandra_session,
-                           holder_counts=True)  # fmt: skip
+                           holder_counts=True, read_holders=0)  # fmt: skip
     await plain.aadd(docs)
     key = _table_key(cassandra_session, keyspace, "lag")
     cassandra_session.execute(

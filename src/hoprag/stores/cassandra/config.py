@@ -98,13 +98,14 @@ class CassandraConfig(BaseModel):
     many documents."""
 
     hub_holders: int = Field(
-        guards.DEFAULT_HUB_HOLDERS, ge=0, description="an int >= 0 (0: no edge plans)"
+        guards.DEFAULT_HUB_HOLDERS, ge=0, description="an int >= 0 (0: no hubs)"
     )
     """On a table that keeps holder counts (`holder_counts`), each traversal reads its edges'
     holders and plans each edge (`plans.py`): an edge whose value at least `hub_holders`
     documents hold is answered from a candidate pool read for the run, one no document holds
-    is not read, the others are searched; the results are the filtered searches' either way.
-    0 (the default, `guards.DEFAULT_HUB_HOLDERS`): every edge is searched, no counts read."""
+    is not read, one of few holders is read whole (`read_holders`), the others are searched;
+    the results are the filtered searches' either way. 0 (the default,
+    `guards.DEFAULT_HUB_HOLDERS`): no hub plans."""
 
     read_holders: int = Field(
         guards.DEFAULT_READ_HOLDERS, ge=0, le=guards.MAX_READ_HOLDERS,
@@ -113,7 +114,8 @@ class CassandraConfig(BaseModel):
     """On a table that keeps holder counts, an edge whose value at most `read_holders`
     documents hold is answered by reading every holder (an SAI equality read, no vector
     search) and keeping the `k` most similar (`plans.py`): the filtered search's answer, for
-    less where the table is large. Planned before `hub_holders`; 0 reads no edge whole."""
+    less node CPU. Planned before `hub_holders`. Default 32 (`guards.DEFAULT_READ_HOLDERS`);
+    0 reads no edge whole and, with `hub_holders` 0, plans nothing and reads no counts."""
 
     astra: bool = Field(False, description=_BOOL)
     """Hold the store to Astra DB Serverless's rules (`astra.py`; on in
