@@ -31,8 +31,12 @@ def _generated(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _stores(data: dict[str, Any]) -> list[str]:
-    """The stores measured, Cassandra first, MemoryStore last."""
-    pools = [f"cassandra pool {p}" for p in data.get("args", {}).get("pool", [])]
+    """The stores measured, Cassandra first (then its pools and edge plans, as bench_scale
+    labels them), MemoryStore last."""
+    args = data.get("args", {})
+    pools = [f"cassandra pool {p}" for p in args.get("pool", [])]
+    pools += [f"cassandra plans {h}" for h in args.get("hub_holders", [])]
+    pools += [f"cassandra plans read {r}" for r in args.get("read_holders", [])]
     return [s for s in ("cassandra", *pools, "memory") if _sizes_with(data, s)]
 
 
