@@ -158,6 +158,21 @@ def test_the_wheel_built_from_the_sdist_holds_every_file_of_the_package(built: B
     assert {f"{top}pyproject.toml", f"{top}README.md"} <= set(names)
 
 
+def test_the_sdist_and_the_wheel_carry_the_license_their_metadata_names(built: Built) -> None:
+    """pyproject.toml declares Apache-2.0; both distributions carry its text (LICENSE, which
+    setuptools picks up by name) and the wheel's metadata names the expression and file."""
+    text = (built.source / "LICENSE").read_text()
+    assert text.lstrip().startswith("Apache License") and "Version 2.0, January 2004" in text
+    info = f"hoprag-{built.version}.dist-info/"
+    with zipfile.ZipFile(built.wheel) as wheel:
+        assert wheel.read(f"{info}licenses/LICENSE").decode() == text
+        meta = wheel.read(f"{info}METADATA").decode()
+    assert "License-Expression: Apache-2.0" in meta and "License-File: LICENSE" in meta
+    with tarfile.open(built.sdist) as sdist:
+        member = sdist.extractfile(f"hoprag-{built.version}/LICENSE")
+        assert member is not None and member.read().decode() == text
+
+
 def test_the_wheel_declares_every_third_party_module_src_imports(built: Built) -> None:
     sys.path.insert(0, str(REPO / "scripts"))
     try:
