@@ -31,7 +31,6 @@ before `max_depth`) they take one more round. An ids scope ranks its anchors in 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,7 +41,7 @@ from hoprag.errors import invalid
 from hoprag.filters import matches
 from hoprag.scope_expansion import Expansion, HopPlan, Member
 from hoprag.stats import HopStats, TraversalStats
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store, by_score
 from hoprag.validation import check_field
 
 if TYPE_CHECKING:
@@ -104,11 +103,6 @@ def order_hits(hits: Sequence[Hit], field: str, descending: bool) -> list[Hit]:
             present.append((_value_rank(value), hit))
     present.sort(key=lambda p: p[0], reverse=descending)  # stable: ties keep id order
     return [h for _, h in present] + missing
-
-
-def _by_score(hits: Sequence[Hit]) -> list[Hit]:
-    """Best score first (unscored last), ties by id."""
-    return sorted(hits, key=lambda h: (-(h.score if h.score is not None else -math.inf), h.id))
 
 
 def _choose(plan: str, rank: PreparedQuery, k: int, order: tuple[str, bool] | None) -> str:
@@ -240,7 +234,7 @@ async def scoped_hits(
     used_pushdown = await _walk(exp, ranking, walk_ranks, pushdown, rounds)
     members = exp.members
     cands = _members_ranked(members, rank, ranking, walk_ranks)
-    ordered = order_hits(cands, *order) if order is not None else _by_score(cands)
+    ordered = order_hits(cands, *order) if order is not None else by_score(cands)
     found = [(h, members[h.id]) for h in ordered[:k]]
     return Scoped(found, exp, "pushdown" if used_pushdown else "exact")
 

@@ -117,6 +117,11 @@ def test_row_and_round_bounds_come_from_the_strategy_parameters_alone(bench: Mod
         (["--request-timeout", "0"], "--request-timeout"),
         (["--load-replication-factor", "3"], "--load-replication-factor"),  # above RF 1
         (["--replication-factor", "3", "--load-replication-factor", "0"], "--load-replication"),
+        (["--hub-holders", "2000"], "--holder-counts"),  # plans read the tables' counts
+        (["--read-holders", "32"], "--holder-counts"),
+        (["--holder-counts", "--read-holders", "0"], "--read-holders"),
+        (["--holder-counts", "--read-holders", "10001"], "--read-holders"),
+        (["--holder-counts", "--read-holders", "x"], "--read-holders"),
     ],
 )
 def test_a_bad_flag_value_exits_2_naming_the_flag(
@@ -138,6 +143,12 @@ def test_quick_measures_ten_thousand_on_loopback_with_fewer_queries(bench: Modul
     assert (three.pool, three.replication_factor, three.load_replication_factor) == ([200], 3, 3)
     lever = bench.parse_args(["--replication-factor", "3", "--load-replication-factor", "1"])
     assert (lever.replication_factor, lever.load_replication_factor) == (3, 1)
+    planned = bench.parse_args(["--holder-counts", "--hub-holders", "2000", "--read-holders",
+                                "32,200"])  # fmt: skip
+    assert bench.plan_stores(planned) == [(2000, 0), (0, 32), (0, 200)]
+    assert [bench.plans_label(p) for p in bench.plan_stores(planned)] == [
+        "cassandra plans 2000", "cassandra plans read 32", "cassandra plans read 200",
+    ]  # fmt: skip
 
 
 def test_loading_below_the_factor_is_refused_on_nodes_the_run_cannot_repair(

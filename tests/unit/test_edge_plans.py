@@ -13,14 +13,13 @@ import pytest
 from hoprag import Document, MetadataEdge
 from hoprag.errors import InvalidInputError
 from hoprag.stats import EdgePlan, HopStats, TraversalStats
-from hoprag.stores.base import Hit
+from hoprag.stores.base import Hit, by_score
 from hoprag.stores.cassandra.config import CassandraConfig
 from hoprag.stores.cassandra.holders import ALL
 from hoprag.stores.cassandra.layouts import Clause
 from hoprag.stores.cassandra.plans import (
     Planner,
     PlanReads,
-    best,
     edge_label,
     pool_size,
     single_token,
@@ -98,7 +97,7 @@ class FakeReads:
     async def search(self, owns: list[list[Clause]]) -> list[list[Hit]]:
         tokens = [own[0][1][0] for own in owns]
         self.calls.append(("search", tokens, 0))
-        return [best(_hits(self.holders[t]), 2) for t in tokens]
+        return [by_score(_hits(self.holders[t]))[:2] for t in tokens]
 
     def io(self) -> PlanReads:
         async def unused(*_: object) -> NoReturn:

@@ -24,6 +24,7 @@ its one check of the edges."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -76,6 +77,12 @@ class Hit:
         """The document's id. A store's own Hit type may give it without decoding the
         document, so the coordinator uses it to merge and drop hits."""
         return self.document.id
+
+
+def by_score(hits: Iterable[Hit]) -> list[Hit]:
+    """The hits best score first (unscored last), equal scores by id: the order a vector
+    search ranks them in."""
+    return sorted(hits, key=lambda h: (-(h.score if h.score is not None else -math.inf), h.id))
 
 
 @dataclass(frozen=True, slots=True)

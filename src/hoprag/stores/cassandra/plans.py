@@ -45,7 +45,7 @@ import anyio
 from hoprag.edges import MetadataEdge
 from hoprag.errors import one_error
 from hoprag.stats import EdgePlan
-from hoprag.stores.base import Hit
+from hoprag.stores.base import Hit, by_score
 from hoprag.stores.cassandra.guards import MAX_K
 from hoprag.stores.cassandra.holders import ALL
 from hoprag.stores.cassandra.layouts import Clause
@@ -234,7 +234,7 @@ class _HopRun:
         full = [i for i, hits in zip(edges, got, strict=True) if len(hits) >= limit]
         for i, hits in zip(edges, got, strict=True):
             if i not in full:
-                self.out[i] = best(hits, self.k)
+                self.out[i] = by_score(hits)[: self.k]
         read = sum(len(h) for h in got)
         self.planner.notes.update(read_rows=read, read_kept=sum(len(self.out[i]) for i in edges))
         if full:
@@ -242,11 +242,6 @@ class _HopRun:
             for i in full:
                 self.plans[i] = "search"
             await self.search(full)
-
-
-def best(hits: Sequence[Hit], k: int) -> list[Hit]:
-    """The `k` hits of highest score, equal scores by id (as a vector search ranks them)."""
-    return sorted(hits, key=lambda h: (-(h.score if h.score is not None else -2.0), h.id))[:k]
 
 
 def single_token(own: Sequence[Clause], clause_text: str) -> str | None:
