@@ -52,7 +52,7 @@ counts, an edge whose value 32 or fewer documents hold reads them all instead of
 vector search. Measured on this project's node (docs/benchmarks.md, "Reading a value's
 holders"): reading a value's holders costs less than its filtered search up to about 40
 holders at 10k documents, 50 at 100k and 350 at 1M, and with 32 node CPU per traversal was
-lower in 26 of 27 cases at 10k, 100k and 1M."""
+lower in 26 of 27 cases at 10k, 100k and 1M in one sitting and in 27 of 27 in another."""
 
 MAX_READ_HOLDERS = 10_000
 """The largest `read_holders`: an edge read whole reads every holder's row."""
