@@ -17,15 +17,19 @@ whose titles the question names, up to 3 (`question_roots`; `Recipe.roots` finds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hoprag.errors import invalid
+from hoprag.reranking import LinearRanking
 from hoprag.strategies import Beam
 from hoprag.strategies.base import Strategy
+from hoprag.validation import MAX_K, check_int
 
 if TYPE_CHECKING:
+    from hoprag.documents import Node
     from hoprag.text.linking import TitleLinker
 
 __all__ = ["MULTIHOP", "RECIPES", "Recipe", "atitles", "recipe"]
@@ -34,13 +38,15 @@ __all__ = ["MULTIHOP", "RECIPES", "Recipe", "atitles", "recipe"]
 @dataclass(frozen=True)
 class Recipe:
     """A named traversal: its edges, its Beam settings (`strategy` makes the strategy, with
-    any setting overridden) and how many documents named in the question start it besides
-    the searches' starts (`question_roots`, found by `roots`)."""
+    any setting overridden), how many documents named in the question start it besides
+    the searches' starts (`question_roots`, found by `roots`) and how its candidates are
+    ranked after the run (`ranking`; None: by path score). `aretrieve` runs it all."""
 
     name: str
     edges: tuple[tuple[str, str], ...]
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
     question_roots: int = 0
+    ranking: LinearRanking | None = None
 
     def strategy(self, **overrides: Any) -> Strategy:
         """The recipe's Beam, with `overrides` (None values ignored) replacing its settings;
@@ -53,6 +59,54 @@ class Recipe:
         over the corpus's titles, `hoprag.text.document_titles`), in order of first mention,
         at most `question_roots`: the traversal's `initial_root_ids`."""
         return titles.links(question)[: self.question_roots] if self.question_roots else []
+
+    def pool_size(self, k: int) -> int:
+        """The `select_k` of a run that answers with `k` documents: the ranking's whole pool
+        (at least `k`), or `k` when the path score ranks."""
+        return max(k, self.ranking.pool) if self.ranking is not None else k
+
+    def rank(
+        self, question: str, nodes: Sequence[Node], roots: Collection[str], k: int
+    ) -> list[Node]:
+        """The `k` best of a run's `nodes` (its pool, `pool_size(k)` admitted) by the
+        recipe's ranking (`_rank_score`), or the first `k` as admitted when it has none."""
+        if self.ranking is None:
+            return list(nodes)[:k]
+        return self.ranking.rank(question, nodes, roots, k=k)
+
+    async def aretrieve(
+        self,
+        question: str,
+        *,
+        store: Any,
+        k: int | None = None,
+        titles: TitleLinker | None = None,
+        edges: Sequence[Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        **traverse: Any,
+    ) -> list[Node]:
+        """The recipe's `k` documents for `question` (default: its `select_k`), best first:
+        roots named by the question (`titles`, built from `store` when not given), the
+        traversal over `edges` (default: the recipe's) with its Beam (`settings` override
+        them, as `strategy` takes them) admitting the ranking's pool, then the ranking.
+        `traverse` goes to `atraverse` (`query_embedding`, `filter`, ...)."""
+        from hoprag.engine.traversal import atraverse
+
+        given = {key: v for key, v in (settings or {}).items() if v is not None}
+        want = k if k is not None else given.get("select_k", self.settings.get("select_k", 5))
+        want = check_int("k", want, minimum=1, maximum=MAX_K)
+        strategy = self.strategy(**{**given, "select_k": self.pool_size(want)})
+        linker = titles if titles is not None else await atitles(store)
+        roots = self.roots(linker, question)
+        nodes = await atraverse(question, store=store, edges=list(edges or self.edges),
+                                strategy=strategy, initial_root_ids=roots, **traverse)  # fmt: skip
+        return self.rank(question, nodes, roots, want)
+
+    def retrieve(self, question: str, **kwargs: Any) -> list[Node]:
+        """Synchronous `aretrieve` (`hoprag.sync.run_sync`)."""
+        from hoprag.sync import run_sync
+
+        return run_sync(functools.partial(self.aretrieve, question, **kwargs))
 
 
 MULTIHOP = Recipe(
@@ -70,6 +124,30 @@ MULTIHOP = Recipe(
         "edge_weights": {"mentions": 0.8, "phrases": 0.7},
     },
     question_roots=3,
+    # Fitted by scripts/fit_ranking.py (C 1, MuSiQue weight 3: the best mean recall@5 of MuSiQue
+    # train and 2Wiki's non-sample questions under 5-fold cross-validation) on those questions
+    # only; docs/quality.md, "The ranking".
+    ranking=LinearRanking(
+        {
+            "coverage": -5.2242,
+            "residual": 3.7569,
+            "union": 3.1143,
+            "similarity": -2.0444,
+            "hop": -1.0362,
+            "root": 3.0798,
+            "parent_relevance": 1.2579,
+            "path_score": 11.5814,
+            "linked": 0.8597,
+            "hop_coverage": 5.3117,
+            "hop_residual": 1.2952,
+            "hop_union": -1.4863,
+            "hop_similarity": 1.6479,
+            "edge:$id": -0.1499,
+            "edge:mentions": -2.1932,
+            "edge:phrases": -0.0501,
+        },
+        pool=40,
+    ),
 )
 RECIPES: Mapping[str, Recipe] = {MULTIHOP.name: MULTIHOP}
 """Every recipe by name."""

@@ -1,7 +1,8 @@
 """The multi-hop recipe from the command line, as a user runs it against the node: `hoprag
 link` on a JSONL file (mentions and phrases), `hoprag load --lexical`, then `hoprag query
---recipe multihop` returns the ids (and order) the Python recipe (`hoprag.recipes.MULTIHOP`)
-returns on the same table, with and without the Beam flags overriding its settings."""
+--recipe multihop` returns the ids (and order) the Python recipe
+(`hoprag.recipes.MULTIHOP.aretrieve`: its traversal, then its ranking) returns on the same
+table, with and without the Beam flags overriding its settings."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from hoprag import atraverse
 from hoprag.embeddings import HashEmbedding
-from hoprag.recipes import MULTIHOP, atitles
+from hoprag.recipes import MULTIHOP
 from hoprag.stores.cassandra.store import CassandraStore
 
 PLACES = ["Rottnest Island", "Perth", "Fremantle", "Swan River", "Kings Park", "Cottesloe"]
@@ -74,10 +74,7 @@ async def _python_ids(
     store = CassandraStore(HashEmbedding(32), keyspace=keyspace, table="pages", session=session,
                            lexical=True)  # fmt: skip
     recipe = MULTIHOP if roots is None else dataclasses.replace(MULTIHOP, question_roots=roots)
-    named = recipe.roots(await atitles(store), question)
-    nodes = await atraverse(question, store=store, edges=list(MULTIHOP.edges),
-                            strategy=MULTIHOP.strategy(**overrides),
-                            initial_root_ids=named)  # fmt: skip
+    nodes = await recipe.aretrieve(question, store=store, settings=overrides)
     return [n.id for n in nodes]
 
 
@@ -141,6 +138,7 @@ async def test_question_roots_start_from_the_pages_the_question_names_and_can_be
         ([], "needs --edges"),
         (["--recipe", "nope"], "invalid choice: 'nope'"),
         (["--recipe", "multihop", "--question-roots", "-1"], "--question-roots must be 0 or"),
+        (["--recipe", "multihop", "--stream"], "ranks its candidates after the traversal"),
     ],
 )
 def test_bad_recipe_flags_exit_2_before_connecting(flags: list[str], says: str) -> None:

@@ -215,6 +215,14 @@ async def add_question_roots(args: argparse.Namespace, store: Any) -> None:
     )
 
 
+def ranked_recipe(args: argparse.Namespace) -> Any:
+    """The --recipe when it ranks its candidates after the run (`Recipe.ranking`), else None."""
+    from hoprag.recipes import recipe
+
+    named = recipe(args.recipe) if getattr(args, "recipe", None) else None
+    return named if named is not None and named.ranking is not None else None
+
+
 def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     """Check every argument of `hoprag query` that needs no node (names, edges, filter,
     roots, strategy and its options, output flags): the edge function, filter and strategy."""
@@ -238,6 +246,12 @@ def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     )
     check_overquery(args.ann_overquery, what="--ann-overquery")
     check_output_options(args)
+    if args.stream and ranked_recipe(args) is not None:
+        raise CliError(
+            f"--stream shows documents as the traversal admits them; --recipe {args.recipe} "
+            "ranks its candidates after the traversal, so its answer comes at the end",
+            2,
+        )
     return edges, flt, strategy
 
 
@@ -280,7 +294,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         store = open_query_store(args, session, embedding)
         warm_up(store.embedding)  # the model's load, announced, outside the traversal's time
         run_sync(add_question_roots, args, store)
+        ranked = ranked_recipe(args)
+        k = strategy.select_k
+        if ranked is not None:  # the traversal admits the ranking's whole pool
+            strategy = dataclasses.replace(strategy, select_k=ranked.pool_size(k))
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
+        if ranked is not None:
+            nodes = ranked.rank(args.text, nodes, args.root or (), k)
         run_sync(check_edge_fields, args, store, stats)
         print_query_result(args, nodes, stats)
         if args.html is not None:

@@ -108,14 +108,12 @@ class Retrievers:
     async def traversal(
         self, question: str, embedding: Sequence[float], k: int, edges: Sequence[Any]
     ) -> list[str]:
-        """The recipe's traversal over `edges` from its searches' starts and the question's
-        roots, `k` results always (the rest from `hybrid`'s order)."""
-        from hoprag import atraverse
-
-        roots = self.recipe.roots(await self.title_linker(), question)
-        nodes = await atraverse(question, store=self.store, edges=list(edges),
-                                strategy=self.recipe.strategy(select_k=k), initial_root_ids=roots,
-                                query_embedding=embedding)  # fmt: skip
+        """The recipe (`Recipe.aretrieve`: its traversal over `edges` from its searches'
+        starts and the question's roots, its ranking), `k` results always (the rest from
+        `hybrid`'s order)."""
+        nodes = await self.recipe.aretrieve(question, store=self.store, k=k,
+                                            titles=await self.title_linker(), edges=edges,
+                                            query_embedding=embedding)  # fmt: skip
         got = list(dict.fromkeys(n.id for n in nodes))[:k]
         if len(got) < k:
             seen = set(got)
