@@ -13,7 +13,10 @@ so its store needs a lexical index and documents linked with `mentions` and `phr
 whose titles the question names, up to 3 (`question_roots`; `Recipe.roots` finds them with a
 `hoprag.text.TitleLinker` over the corpus's titles, passed to `atraverse` as
 `initial_root_ids`; `atitles(store)` builds it from a store's documents, as `hoprag eval` and
-`hoprag query --recipe` do): a question's own entities are often the first hop's pages."""
+`hoprag query --recipe` do): a question's own entities are often the first hop's pages. The
+traversal admits every candidate it finds, and a ranking fitted on training questions
+(`ranking`, `hoprag.reranking.LinearRanking`) chooses the answer among them by what each adds
+to the passage it is read with. `MULTIHOP.aretrieve(question, store=...)` runs all of it."""
 
 from __future__ import annotations
 

@@ -52,9 +52,10 @@ def _add_query_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument(
         "--recipe",
         choices=sorted(RECIPES),
-        help="a named traversal: its edges and beam settings (multihop: the multi-hop question "
-        "recipe of docs/quality.md; needs a --lexical table linked with mentions and phrases); "
-        "--edges and the strategy's flags override its settings",
+        help="a named traversal: its edges, beam settings and ranking of the candidates after "
+        "the run (multihop: the multi-hop question recipe of docs/quality.md; needs a "
+        "--lexical table linked with mentions and phrases); --edges and the strategy's flags "
+        "override its settings",
     )
     q.add_argument(
         "--strategy",

@@ -9,9 +9,10 @@
   two other passages, `hoprag.text.phrases`), a Beam traversal of depth 1 from 3 vector and 2
   lexical starts, and from up to 3 passages whose titles the question names
   (`MULTIHOP.roots`), whose path scores keep the bridge documents (`MULTIHOP.strategy`),
-  and `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s
-  order. Another recipe (`Retrievers.recipe`) can take its place.
-* `edges`: the same traversal (the recipe's strategy, roots and filling) over edges you give
+  then a ranking of every candidate it found (`MULTIHOP.ranking`, `hoprag.reranking`), and
+  `k` results always: when the traversal admits fewer, the rest come from `hybrid`'s order
+  (`Recipe.aretrieve`). Another recipe (`Retrievers.recipe`) can take its place.
+* `edges`: the same (the recipe's strategy, roots, ranking and filling) over edges you give
   (`Retrievers.edges`, e.g. your metadata's links), to compare them with the recipe's.
 
 Each method takes the question's text and its embedding (embedded once beforehand, so that a
