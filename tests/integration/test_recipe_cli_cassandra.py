@@ -105,6 +105,9 @@ async def test_query_recipe_multihop_returns_the_python_recipes_ids(
     got = [n["id"] for n in json.loads(q.stdout)["nodes"]]
     want = await _python_ids(cassandra_session, keyspace, question, **overrides)
     assert got == want and len(got) == overrides.get("select_k", 5)
+    ranking = json.loads(q.stdout)["ranking"]  # the traversal's whole pool, then the best k
+    assert ranking["recipe"] == "multihop" and ranking["kept"] == len(got)
+    assert len(got) <= ranking["candidates"] <= MULTIHOP.pool_size(len(got))
     if overrides:  # 8 of at most 6 starts: the graph gave the rest
         assert any(n["depth"] == 1 for n in json.loads(q.stdout)["nodes"])
     named = "place1" if "Perth" in question else "none"
@@ -126,6 +129,19 @@ async def test_question_roots_start_from_the_pages_the_question_names_and_can_be
         assert [n["id"] for n in nodes] == want
         said = "question roots (documents whose titles the question names): "
         assert (f"{said}{named}\n" in q.stderr) if named else said not in q.stderr
+
+
+def test_explain_says_how_many_candidates_the_recipe_ranked(
+    linked_table: tuple[str, str], cassandra_contact_points: str
+) -> None:
+    keyspace, table = linked_table
+    q = _hoprag(cassandra_contact_points, "query", "Who was born in Perth?", "--table", table,
+                "--recipe", "multihop", "--explain", "--keyspace", keyspace)  # fmt: skip
+    assert q.returncode == 0, q.stderr
+    line = next(x for x in q.stdout.splitlines() if x.startswith("ranking: "))
+    shown = q.stdout.split("\n\n")[0].splitlines()[1:]  # the table's rows
+    assert line.startswith(f"ranking: the best {len(shown)} of the traversal's ")
+    assert "(--recipe multihop, hoprag.reranking)" in line
 
 
 @pytest.mark.parametrize(

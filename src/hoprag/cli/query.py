@@ -119,11 +119,15 @@ async def run_traversal(
 
 
 def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) -> None:
-    """--json: one object (query, nodes, stats); otherwise the table (unless --stream printed
-    the rows already) and, with --explain, the per-hop statistics."""
+    """--json: one object (query, nodes, stats, and `ranking` when a recipe ranked the
+    traversal's candidates); otherwise the table (unless --stream printed the rows already)
+    and, with --explain, the per-hop statistics and what the ranking kept."""
+    ranked = getattr(args, "ranked", None)
     if args.json:
         doc = {"query": args.text, "nodes": [node_row(n) for n in nodes],
                "stats": dataclasses.asdict(stats)}  # fmt: skip
+        if ranked is not None:
+            doc["ranking"] = {"recipe": args.recipe, "candidates": ranked, "kept": len(nodes)}
         sys.stdout.write(safe_json(doc) + "\n")
         return
     if not args.stream:
@@ -131,6 +135,9 @@ def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) 
     if args.explain:
         print()
         print(stats.explain())
+        if ranked is not None:
+            print(f"ranking: the best {len(nodes)} of the traversal's {ranked} candidates "
+                  f"(--recipe {args.recipe}, hoprag.reranking)")  # fmt: skip
 
 
 def check_output_options(args: argparse.Namespace) -> None:
@@ -300,6 +307,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             strategy = dataclasses.replace(strategy, select_k=ranked.pool_size(k))
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         if ranked is not None:
+            args.ranked = len(nodes)
             nodes = ranked.rank(args.text, nodes, args.root or (), k)
         run_sync(check_edge_fields, args, store, stats)
         print_query_result(args, nodes, stats)
