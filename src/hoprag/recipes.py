@@ -101,8 +101,9 @@ class Recipe:
         strategy = self.strategy(**{**given, "select_k": self.pool_size(want)})
         linker = titles if titles is not None else await atitles(store)
         roots = self.roots(linker, question)
-        nodes = await atraverse(question, store=store, edges=list(edges or self.edges),
-                                strategy=strategy, initial_root_ids=roots, **traverse)  # fmt: skip
+        followed = list(self.edges if edges is None else edges)
+        nodes = await atraverse(question, store=store, edges=followed, strategy=strategy,
+                                initial_root_ids=roots, **traverse)  # fmt: skip
         return self.rank(question, nodes, roots, want)
 
     def retrieve(self, question: str, **kwargs: Any) -> list[Node]:

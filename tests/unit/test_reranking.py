@@ -177,3 +177,10 @@ def test_retrieve_is_aretrieve_from_sync_code() -> None:
     store.add(_docs())
     got = MULTIHOP.retrieve("Who founded the label that signed Ada Wren?", store=store, k=2)
     assert len(got) == 2 and all("_rank_score" in n.extra_metadata for n in got)
+
+
+async def test_aretrieve_follows_the_edges_given_even_none() -> None:
+    store = MemoryStore(HashEmbedding(16))
+    await store.aadd(_docs())
+    got = await MULTIHOP.aretrieve("Ada Wren", store=store, k=5, edges=[])
+    assert got and all(n.depth == 0 for n in got)  # no edges: starts only
