@@ -4,11 +4,23 @@ them, the order of a search (best first, ties by id), re-indexing and removal, a
 from __future__ import annotations
 
 import math
+from collections import Counter
+from typing import Any
 
 import pytest
 
 from hoprag.errors import InvalidInputError
-from hoprag.lexical import K1, B, Bm25Index, idf, tokenize
+from hoprag.lexical import (
+    K1,
+    B,
+    Bm25Index,
+    best,
+    bm25_among,
+    bm25_totals,
+    check_max_holders,
+    idf,
+    tokenize,
+)
 
 
 def test_tokens_are_folded_words_without_punctuation_or_function_words() -> None:
@@ -70,3 +82,55 @@ def test_adding_an_id_again_replaces_its_text_and_remove_takes_it_out() -> None:
     same = Bm25Index()
     same.add("a", "gamma delta")
     assert index.search("gamma delta", 5) == same.search("gamma delta", 5)
+
+
+def test_terms_held_by_more_than_max_holders_count_for_nothing() -> None:
+    index = Bm25Index()
+    for i in ("a", "b", "c"):
+        index.add(i, f"common words {i}")
+    index.add("rare", "common rare")
+    assert index.holders("common") == 4 and index.holders("rare") == 1
+    assert index.holders("absent") == 0
+    # "common" (4 holders) is left out, so only "rare"'s holder scores, as if asked alone.
+    assert index.search("common rare", 10, max_holders=3) == index.search("rare", 10)
+    assert len(index.search("common rare", 10, max_holders=4)) == 4
+    assert index.search("common", 10, max_holders=3) == []
+    # Among the documents a filter keeps, holders are counted after the filter.
+    keep = {"a", "rare"}.__contains__
+    among = bm25_among(Counter(["common", "rare"]), index.postings, keep, max_holders=1)
+    assert set(among) == {"rare"}
+    assert set(bm25_among(Counter(["common"]), index.postings, keep, max_holders=2)) == {
+        "a", "rare"}  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.0, "3"])
+def test_a_bad_max_holders_is_refused_naming_it(bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="max_holders must be None or an int >= 1"):
+        check_max_holders(bad)
+    with pytest.raises(InvalidInputError, match="max_holders"):
+        Bm25Index().search("x", 3, max_holders=bad)  # type: ignore[arg-type]
+    assert check_max_holders(None) is None and check_max_holders(1) == 1
+
+
+def test_search_gives_bm25_totals_scores_to_the_bit_and_follows_writes() -> None:
+    import random
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(30)]
+    index = Bm25Index()
+    for i in range(200):
+        index.add(f"d{i:03}", " ".join(rng.choice(words[: 5 + i % 25]) for _ in range(1 + i % 9)))
+
+    def plain(query: str, k: int, keep: Any = None) -> list[tuple[str, float]]:
+        totals = bm25_totals(Counter(tokenize(query)), index.postings, len(index),
+                             index._total_length, keep)  # fmt: skip
+        return best(totals, k)
+
+    keep = {f"d{i:03}" for i in range(0, 200, 3)}.__contains__
+    for step in range(3):
+        for query in ("w1", "w0 w0 w7", "w3 w9 w20 w29", "w28 absent", "w2 w4 w6 w8 w10"):
+            for k in (1, 5, 50, 500):
+                assert index.search(query, k) == plain(query, k), (query, k)  # exact floats
+                assert index.search(query, k, keep=keep) == plain(query, k, keep)
+        index.add("d007", "w29 w29 w28")  # a write: the arrays are built again
+        index.remove(f"d{100 + step}")

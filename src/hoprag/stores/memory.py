@@ -42,7 +42,14 @@ from hoprag.filters import (
     matches,
     parse_date,
 )
-from hoprag.lexical import Bm25Index, best, bm25_among, check_lexical_text, tokenize
+from hoprag.lexical import (
+    Bm25Index,
+    best,
+    bm25_among,
+    check_lexical_text,
+    check_max_holders,
+    tokenize,
+)
 from hoprag.resolve import (
     MAX_CANDIDATES,
     Candidate,
@@ -696,15 +703,22 @@ class MemoryQuery(PreparedQuery):
         return self.search(k)
 
     async def alexical(
-        self, text: str, *, k: int, filtered_statistics: bool = False
+        self,
+        text: str,
+        *,
+        k: int,
+        filtered_statistics: bool = False,
+        max_holders: int | None = None,
     ) -> Sequence[LexicalHit]:
         """The `k` documents passing the filter that BM25 ranks best for `text`
         (`hoprag.lexical`), best first, equal scores by id; each hit's `score` is its cosine
         similarity to the query vector as in every read, `lexical` its BM25 score, with the
         whole store's statistics or (`filtered_statistics`) those of the passing holders of
-        the query's terms (`hoprag.lexical.bm25_among`)."""
+        the query's terms (`hoprag.lexical.bm25_among`); terms with more holders than
+        `max_holders` in those statistics left out."""
         k = check_k(k)
         text = check_lexical_text(text)
+        most = check_max_holders(max_holders)
         store = self.store
         with store._lock:
             allowed = self._allowed_rows()
@@ -714,10 +728,10 @@ class MemoryQuery(PreparedQuery):
                 keep = ids.__contains__
             if filtered_statistics:
                 query = Counter(tokenize(text))
-                among = bm25_among(query, store._lexical.postings, keep or _anything)
+                among = bm25_among(query, store._lexical.postings, keep or _anything, most)
                 ranked = best(among, k)
             else:
-                ranked = store._lexical.search(text, k, keep=keep)
+                ranked = store._lexical.search(text, k, keep=keep, max_holders=most)
             rows = [store._rows[i] for i, _ in ranked]
             hits = store._scored(rows, self._unit, self.include_embeddings)
         return [LexicalHit(h.document, h.score, s) for h, (_, s) in zip(hits, ranked, strict=True)]

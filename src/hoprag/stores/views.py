@@ -236,12 +236,19 @@ class RestrictedQuery(PreparedQuery):
         return FilterPlan(plan.queries, plan.pushed, plan.after_read, labels)
 
     async def alexical(
-        self, text: str, *, k: int, filtered_statistics: bool = True
+        self,
+        text: str,
+        *,
+        k: int,
+        filtered_statistics: bool = True,
+        max_holders: int | None = None,
     ) -> Sequence[LexicalHit]:
         """The wrapped query's lexical search, always with the statistics of the documents it
         may return (`filtered_statistics`): a score through a view says nothing of the
-        documents outside it."""
-        return await self.inner.alexical(text, k=k, filtered_statistics=True)
+        documents outside it, nor does which terms `max_holders` leaves out."""
+        return await self.inner.alexical(
+            text, k=k, filtered_statistics=True, max_holders=max_holders
+        )
 
     async def around_trip(self) -> float | None:
         return await self.inner.around_trip()

@@ -49,11 +49,14 @@ class LexicalSearch:
         }
         return (int(stats[0][0] or 0), int(stats[0][1] or 0)) if stats else (0, 0), held
 
-    async def ranked(self, query: Counter[str], k: int, get: Get) -> list[LexicalHit]:
+    async def ranked(
+        self, query: Counter[str], k: int, get: Get, max_holders: int | None = None
+    ) -> list[LexicalHit]:
         """The `k` best documents for `query` that `get` returns, by BM25 with the table's
-        statistics: every holder ranked, then read by id in rank order until `k` pass."""
+        statistics (terms held by more than `max_holders` left out): every holder ranked,
+        then read by id in rank order until `k` pass."""
         (documents, length), held = await self.postings(query, counters=True)
-        totals = bm25_totals(query, held.__getitem__, documents, length)
+        totals = bm25_totals(query, held.__getitem__, documents, length, max_holders=max_holders)
         ranked = best(totals, len(totals))
         found: list[LexicalHit] = []
         step = max(k, GET_CHUNK)
@@ -65,11 +68,14 @@ class LexicalSearch:
                 break
         return found[:k]
 
-    async def among(self, query: Counter[str], k: int, get: Get) -> list[LexicalHit]:
+    async def among(
+        self, query: Counter[str], k: int, get: Get, max_holders: int | None = None
+    ) -> list[LexicalHit]:
         """The `k` best holders of the query's terms that `get` returns, by BM25 with their own
-        statistics (`bm25_among`): the postings in one burst, then every holder read by id."""
+        statistics (`bm25_among`, terms held by more than `max_holders` of them left out): the
+        postings in one burst, then every holder read by id."""
         _, held = await self.postings(query, counters=False)
         holders = sorted({doc_id for found in held.values() for doc_id, _, _ in found})
         passing = {h.id: h for h in await get(holders)} if holders else {}
-        ranked = best(bm25_among(query, held.__getitem__, passing.__contains__), k)
+        ranked = best(bm25_among(query, held.__getitem__, passing.__contains__, max_holders), k)
         return [LexicalHit(passing[i].document, passing[i].score, s) for i, s in ranked]

@@ -56,7 +56,7 @@ from hoprag.filters import (
     check_complete_read,
     condition_label,
 )
-from hoprag.lexical import check_lexical_text, tokenize
+from hoprag.lexical import check_lexical_text, check_max_holders, tokenize
 from hoprag.recording import Call
 from hoprag.stats import EdgePlan
 from hoprag.stores.base import Hit, LexicalHit, PreparedQuery
@@ -455,27 +455,26 @@ class CassandraQuery(PreparedQuery):
     # -- lexical search --------------------------------------------------------------------
 
     async def alexical(
-        self, text: str, *, k: int, filtered_statistics: bool = False
+        self,
+        text: str,
+        *,
+        k: int,
+        filtered_statistics: bool = False,
+        max_holders: int | None = None,
     ) -> list[LexicalHit]:
-        """The `k` documents passing the filter that BM25 ranks best for `text`, best first,
-        equal scores by id (`lexicon.py`: one burst of the table's counters and each term's
-        postings, BM25 computed as MemoryStore does), then read by id in rank order until
-        `k` pass the filter; each hit's `score` is its cosine similarity to the query vector,
-        `lexical` its BM25 score. With `filtered_statistics` (a store view's search) every
-        holder of a query term is read by id and BM25 takes the statistics of those that pass
-        the filter (`hoprag.lexical.bm25_among`)."""
-        k = check_k(k)
-        text = check_lexical_text(text)
-        layout = self._layout
-        if not layout.lexical:
-            raise lexicon.no_lexical_index(layout.fq)
+        """`Store`'s lexical search (`lexicon.py`: one burst of the table's counters and each
+        term's postings, BM25 computed as MemoryStore does, then read by id in rank order
+        until `k` pass the filter; with `filtered_statistics`, every holder of a query term
+        read by id for `bm25_among`). A term cut by `max_holders` is read all the same."""
+        k, text, most = check_k(k), check_lexical_text(text), check_max_holders(max_holders)
+        if not self._layout.lexical:
+            raise lexicon.no_lexical_index(self._layout.fq)
         query = Counter(tokenize(text))
         if k == 0 or not query:
             return []
-        search = LexicalSearch(self._executor, layout, self.limiter)
-        if filtered_statistics:
-            return await search.among(query, k, self.aget)
-        return await search.ranked(query, k, self.aget)
+        search = LexicalSearch(self._executor, self._layout, self.limiter)
+        among = search.among if filtered_statistics else search.ranked
+        return await among(query, k, self.aget, most)
 
     # -- complete sets (scopes) -------------------------------------------------------------
 

@@ -3,6 +3,7 @@ by writes, and a traversal starting from the lexical matches."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from hoprag.documents import Document
 from hoprag.engine.traversal import atraverse
 from hoprag.errors import InvalidInputError
 from hoprag.filters import compile_filter, matches
-from hoprag.lexical import Bm25Index
+from hoprag.lexical import Bm25Index, best, bm25_among, tokenize
 from hoprag.stores.base import Store
 from hoprag.strategies import Eager
 from hoprag.testing.compliance.support import (
@@ -24,6 +25,10 @@ from hoprag.testing.compliance.support import (
 from hoprag.testing.data import (
     COMPLIANCE_DIM,
 )
+
+
+def _anything(_: str) -> bool:
+    return True
 
 
 class LexicalCompliance(Contract):
@@ -57,6 +62,41 @@ class LexicalCompliance(Contract):
         for h in hits:
             assert h.score == pytest.approx(_cos(by_id[h.id], q), abs=TOL)
         assert len(await prepared.alexical(text, k=2)) == min(2, len(want))
+
+    @pytest.mark.parametrize("flt", [None, {"type": {"$in": ["bird", "insect"]}}])
+    @pytest.mark.parametrize("filtered_statistics", [False, True])
+    async def test_terms_held_by_more_than_max_holders_count_for_nothing(
+        self,
+        store: Store,
+        docs: list[Document],
+        flt: dict[str, Any] | None,
+        filtered_statistics: bool,
+    ) -> None:
+        """With `max_holders`, a query term held by more documents of the search's statistics
+        (the store's, or with `filtered_statistics` the filter's passing holders) is left out:
+        the ranking is BM25 over the other terms, the same in every store."""
+        passing = {d.id for d in docs if matches(compile_filter(flt), d.metadata)}
+        index = Bm25Index()
+        for d in docs:
+            index.add(d.id, d.content)
+        text = "document about bird"
+        keep = passing.__contains__ if filtered_statistics else _anything
+        held = {t: sum(1 for p in index.postings(t) if keep(p[0])) for t in ("bird", "document")}
+        most = held["bird"]
+        assert held["document"] > most  # the cut leaves "document" out
+        if filtered_statistics:
+            query = Counter(tokenize(text))
+            want = best(bm25_among(query, index.postings, passing.__contains__, most), 10)
+        else:
+            want = index.search(text, 10, keep=passing.__contains__, max_holders=most)
+        assert [i for i, _ in want] and all(i in passing for i, _ in want)
+        prepared = await store.aprepare(_query(), flt)
+        hits = await prepared.alexical(text, k=10, filtered_statistics=filtered_statistics,
+                                       max_holders=most)  # fmt: skip
+        assert [h.id for h in hits] == [i for i, _ in want]
+        assert [h.lexical for h in hits] == pytest.approx([s for _, s in want], rel=1e-9)
+        with pytest.raises(InvalidInputError, match="max_holders must be None or an int >= 1"):
+            await prepared.alexical(text, k=3, max_holders=0)
 
     @writes
     async def test_lexical_search_follows_replaced_and_added_documents(
