@@ -6,8 +6,9 @@ training questions of the public multi-hop data, and print its weights.
 
 Training questions only: MuSiQue's `train` file and the 2Wiki questions outside the
 500-question sample `hoprag eval --questions 500 --seed 0` reports (HotpotQA's only file is
-reported, so it is not used). For each question, the recipe's traversal (MiniLM,
-MemoryStore, as `hoprag eval` runs it) admits its whole candidate pool; each candidate gets
+reported, so it is not used). For each question, the recipe's traversal and re-query
+(`Recipe.apool`; MiniLM, MemoryStore, as `hoprag eval` runs it) give its whole candidate pool;
+each candidate gets
 `hoprag.reranking.features` and a label (gold passage or not). The weights are those of a
 pairwise logistic regression (every gold candidate against every other of the same question,
 both ways; features standardised, L2 penalty 1/C, solved by Newton's method), each question
@@ -28,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from hoprag import atraverse
 from hoprag.cli.common import make_embedding
 from hoprag.embeddings.base import aembed_query
 from hoprag.evaluation import load_2wiki, load_musique
@@ -38,7 +38,7 @@ from hoprag.recipes import MULTIHOP, atitles
 from hoprag.reranking import FEATURES, features
 from hoprag.stores import MemoryStore
 
-EDGE_FEATURES = ("edge:$id", "edge:mentions", "edge:phrases")
+EDGE_FEATURES = ("edge:$id", "edge:mentions", "edge:phrases", "edge:$search")
 NAMES = (*FEATURES, *EDGE_FEATURES)
 POOL = 40
 
@@ -59,14 +59,12 @@ async def _questions(name: str, evalset: Any, asked: list[Any], embedding: Any) 
     store = MemoryStore(embedding)
     await store.aadd(docs)
     titles = await atitles(store)
-    recipe = dataclasses.replace(MULTIHOP, ranking=None)
     out = []
     for i, q in enumerate(asked, 1):
         vec = await aembed_query(embedding, q.text)
-        roots = recipe.roots(titles, q.text)
-        nodes = await atraverse(q.text, store=store, edges=list(recipe.edges),
-                                strategy=recipe.strategy(select_k=POOL), initial_root_ids=roots,
-                                query_embedding=vec)  # fmt: skip
+        pool = await MULTIHOP.apool(q.text, store=store, k=POOL, titles=titles,
+                                    query_embedding=vec)  # fmt: skip
+        nodes, roots = pool.nodes, pool.roots
         rows = features(q.text, nodes, roots)
         x = np.array([[r.get(n, 0.0) for n in NAMES] for r in rows], dtype=float).reshape(
             -1, len(NAMES)

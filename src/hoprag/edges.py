@@ -164,6 +164,18 @@ class IdEdge(Edge):
         return f"$id={self.id}"
 
 
+@dataclass(frozen=True, slots=True)
+class SearchEdge(Edge):
+    """Leads to the documents a lexical search of `text` found from the node it leaves (a
+    re-query after the traversal, `hoprag.requery`); no store query follows it."""
+
+    text: str
+
+    def describe(self) -> str:
+        """Short human form, e.g. `search=stan lee spouse`."""
+        return f"search={self.text}"
+
+
 # Slot setters of the frozen edge types, for the edge functions' hot path (a direct descriptor
 # call costs about half of `object.__setattr__`, which looks the attribute up first).
 _new = object.__new__

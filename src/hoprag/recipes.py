@@ -26,30 +26,45 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hoprag.errors import invalid
+from hoprag.requery import Requery
 from hoprag.reranking import LinearRanking
 from hoprag.strategies import Beam
 from hoprag.strategies.base import Strategy
-from hoprag.validation import MAX_K, check_int
+from hoprag.validation import MAX_K, check_int, checked_vector
 
 if TYPE_CHECKING:
     from hoprag.documents import Node
+    from hoprag.stats import TraversalStats
     from hoprag.text.linking import TitleLinker
 
-__all__ = ["MULTIHOP", "RECIPES", "Recipe", "atitles", "recipe"]
+__all__ = ["MULTIHOP", "RECIPES", "Pool", "Recipe", "atitles", "recipe"]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A recipe's candidates for one question (`Recipe.apool`): the traversal's nodes then
+    the re-query's, the question's roots, the `k` asked and the traversal's stats."""
+
+    nodes: list[Node]
+    roots: list[str]
+    k: int
+    stats: TraversalStats
 
 
 @dataclass(frozen=True)
 class Recipe:
     """A named traversal: its edges, its Beam settings (`strategy` makes the strategy, with
     any setting overridden), how many documents named in the question start it besides
-    the searches' starts (`question_roots`, found by `roots`) and how its candidates are
-    ranked after the run (`ranking`; None: by path score). `aretrieve` runs it all."""
+    the searches' starts (`question_roots`, found by `roots`), the search that follows up
+    its best starts after the run (`requery`, `hoprag.requery`; None: none) and how its
+    candidates are ranked (`ranking`; None: by path score). `aretrieve` runs it all."""
 
     name: str
     edges: tuple[tuple[str, str], ...]
     settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
     question_roots: int = 0
     ranking: LinearRanking | None = None
+    requery: Requery | None = None
 
     def strategy(self, **overrides: Any) -> Strategy:
         """The recipe's Beam, with `overrides` (None values ignored) replacing its settings;
@@ -77,6 +92,67 @@ class Recipe:
             return list(nodes)[:k]
         return self.ranking.rank(question, nodes, roots, k=k)
 
+    async def apool(
+        self,
+        question: str,
+        *,
+        store: Any,
+        k: int | None = None,
+        titles: TitleLinker | None = None,
+        edges: Sequence[Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        **traverse: Any,
+    ) -> Pool:
+        """The candidates `rank` chooses `k` from (`aretrieve`'s arguments): roots named by
+        the question, the traversal admitting `pool_size(k)`, then the re-query's
+        finds (`requery`), with the run's stats."""
+        from hoprag.embeddings.base import aembed_query_vector
+        from hoprag.engine.traversal import atraverse
+
+        given = {key: v for key, v in (settings or {}).items() if v is not None}
+        want = k if k is not None else given.get("select_k", self.settings.get("select_k", 5))
+        want = check_int("k", want, minimum=1, maximum=MAX_K)
+        strategy = self.strategy(**{**given, "select_k": self.pool_size(want)})
+        linker = titles if titles is not None else await atitles(store)
+        roots = self.roots(linker, question)
+        followed = list(self.edges if edges is None else edges)
+        vector = traverse.pop("query_embedding", None)
+        if vector is not None:  # checked once for the traversal and the re-query
+            vector = checked_vector(vector, what="query embedding")
+        elif self.requery is not None:
+            vector = await aembed_query_vector(store.embedding, question)
+        result = await atraverse(question, store=store, edges=followed, strategy=strategy,
+                                 initial_root_ids=roots, query_embedding=vector,
+                                 **traverse)  # fmt: skip
+        flt = traverse.get("filter")
+        found = await self.arequery(question, result, store=store, edges=followed,
+                                   query_embedding=vector, filter=flt)  # fmt: skip
+        return Pool([*result, *found], roots, want, result.stats)
+
+    async def arequery(
+        self,
+        question: str,
+        nodes: Sequence[Node],
+        *,
+        store: Any,
+        edges: Any,
+        query_embedding: Sequence[float] | None = None,
+        filter: Any = None,
+    ) -> list[Node]:
+        """The recipe's re-query's finds from a run's `nodes` (none without
+        `requery`), searched within `filter`, scored against `query_embedding` (the
+        question's, embedded when not given), given the edges of `edges`."""
+        if self.requery is None:
+            return []
+        from hoprag.edges import parse_edges
+        from hoprag.embeddings.base import aembed_query_vector
+
+        vector = query_embedding
+        if vector is None:
+            vector = await aembed_query_vector(store.embedding, question)
+        query = await store.aprepare(vector, filter, include_embeddings=False)
+        return await self.requery.arequery(question, nodes, query, parse_edges(edges))
+
     async def aretrieve(
         self,
         question: str,
@@ -91,20 +167,12 @@ class Recipe:
         """The recipe's `k` documents for `question` (default: its `select_k`), best first:
         roots named by the question (`titles`, built from `store` when not given), the
         traversal over `edges` (default: the recipe's) with its Beam (`settings` override
-        them, as `strategy` takes them) admitting the ranking's pool, then the ranking.
-        `traverse` goes to `atraverse` (`query_embedding`, `filter`, ...)."""
-        from hoprag.engine.traversal import atraverse
-
-        given = {key: v for key, v in (settings or {}).items() if v is not None}
-        want = k if k is not None else given.get("select_k", self.settings.get("select_k", 5))
-        want = check_int("k", want, minimum=1, maximum=MAX_K)
-        strategy = self.strategy(**{**given, "select_k": self.pool_size(want)})
-        linker = titles if titles is not None else await atitles(store)
-        roots = self.roots(linker, question)
-        followed = list(self.edges if edges is None else edges)
-        nodes = await atraverse(question, store=store, edges=followed, strategy=strategy,
-                                initial_root_ids=roots, **traverse)  # fmt: skip
-        return self.rank(question, nodes, roots, want)
+        them, as `strategy` takes them) admitting the ranking's pool, the re-query's
+        finds, then the ranking. `traverse` goes to `atraverse` (`query_embedding`,
+        `filter`, ...)."""
+        pool = await self.apool(question, store=store, k=k, titles=titles, edges=edges,
+                                settings=settings, **traverse)  # fmt: skip
+        return self.rank(question, pool.nodes, pool.roots, pool.k)
 
     def retrieve(self, question: str, **kwargs: Any) -> list[Node]:
         """Synchronous `aretrieve` (`hoprag.sync.run_sync`)."""
@@ -128,27 +196,30 @@ MULTIHOP = Recipe(
         "edge_weights": {"mentions": 0.8, "phrases": 0.7},
     },
     question_roots=3,
-    # Fitted by scripts/fit_ranking.py (C 1, MuSiQue weight 3: the best mean recall@5 of MuSiQue
+    requery=Requery(starts=2, per_start=2, max_holders=30),
+    # Fitted by scripts/fit_ranking.py (C 1, MuSiQue weight 1: the best mean recall@5 of MuSiQue
     # train and 2Wiki's non-sample questions under 5-fold cross-validation) on those questions
     # only; docs/quality.md, "The ranking".
     ranking=LinearRanking(
         {
-            "coverage": -5.2242,
-            "residual": 3.7569,
-            "union": 3.1143,
-            "similarity": -2.0444,
-            "hop": -1.0362,
-            "root": 3.0798,
-            "parent_relevance": 1.2579,
-            "path_score": 11.5814,
-            "linked": 0.8597,
-            "hop_coverage": 5.3117,
-            "hop_residual": 1.2952,
-            "hop_union": -1.4863,
-            "hop_similarity": 1.6479,
-            "edge:$id": -0.1499,
-            "edge:mentions": -2.1932,
-            "edge:phrases": -0.0501,
+            "coverage": -2.9219,
+            "residual": 2.8839,
+            "union": 2.5100,
+            "similarity": 1.3352,
+            "hop": -2.3707,
+            "root": 3.7753,
+            "parent_relevance": 3.9615,
+            "path_score": 8.2569,
+            "linked": 1.3353,
+            "hop_coverage": 2.4767,
+            "hop_residual": 4.2248,
+            "hop_union": -0.7472,
+            "hop_similarity": 2.3615,
+            "search_score": 1.7544,
+            "edge:$id": -0.3445,
+            "edge:mentions": -3.7883,
+            "edge:phrases": -1.8167,
+            "edge:$search": 0.2766,
         },
         pool=40,
     ),

@@ -15,7 +15,10 @@ a wide `select_k`) by `sum(weight[f] * feature[f])` over these features of a can
 - `similarity`: its cosine similarity to the question (-1 when the store gave none);
 - `hop`: 1 for a document reached by an edge, 0 for a start;
 - `root`: 1 for a document the question names (an initial root);
-- `edge:FIELD`: 1 when the edge that reached it leads to field FIELD (`$id` for an id edge);
+- `edge:FIELD`: 1 when the edge that reached it leads to field FIELD (`$id` for an id edge,
+  `$search` for a re-query's, `hoprag.requery`);
+- `search_score`: for a document a re-query found, its BM25 score over the search's
+  best (`_search_score`; 0 for the others);
 - `parent_relevance`: its parent's `_relevance` (0 for a start);
 - `path_score`: its `_path_score`;
 - `linked`: 1 when an edge of the run's joins it to a start other than itself;
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.documents import Node
-from hoprag.edges import Edge, MetadataEdge
+from hoprag.edges import Edge, MetadataEdge, SearchEdge
 from hoprag.errors import invalid
 from hoprag.lexical import tokenize
 from hoprag.validation import check_int
@@ -54,6 +57,7 @@ FEATURES = (
     "hop_residual",
     "hop_union",
     "hop_similarity",
+    "search_score",
 )
 """The features every candidate has; `edge:FIELD` ones come on top, one per field."""
 
@@ -61,8 +65,11 @@ EDGE_PREFIX = "edge:"
 
 
 def _field(edge: Edge) -> str:
-    """The field an edge leads to (`$id` for an id edge), as Beam's `edge_weights` key it."""
-    return edge.incoming_field if isinstance(edge, MetadataEdge) else "$id"
+    """The field an edge leads to (`$id` for an id edge, as Beam's `edge_weights` key it;
+    `$search` for a re-query's)."""
+    if isinstance(edge, MetadataEdge):
+        return edge.incoming_field
+    return "$search" if isinstance(edge, SearchEdge) else "$id"
 
 
 def _score(node: Node, key: str) -> float:
@@ -125,6 +132,7 @@ def features(
             "parent_relevance": _score(parent, "_relevance") if parent is not None else 0.0,
             "path_score": _score(node, "_path_score"),
             "linked": float(pool.linked(node)),
+            "search_score": _score(node, "_search_score"),
         }
         if node.depth > 0:
             for name in ("coverage", "residual", "union", "similarity"):

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hoprag import telemetry
-from hoprag.documents import Node, Path
+from hoprag.documents import Path
 from hoprag.edges import Edges
 from hoprag.embeddings.base import aembed_query_vector
 from hoprag.engine.rounds import Round, Rounds
@@ -28,28 +28,13 @@ from hoprag.scope_expansion import Expansion, Member
 from hoprag.scope_ranking import PLANS, PUSHDOWN_MAX_K, check_order_by, order_hits, scoped_hits
 from hoprag.scopes import DEFAULT_MAX_SIZE, MAX_SCOPE_SIZE, Scope
 from hoprag.stats import TraversalResult, TraversalStats
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store, hit_node
 from hoprag.sync import run_sync
 from hoprag.validation import check_int, checked_vector
 
 __all__ = ["PLANS", "PUSHDOWN_MAX_K", "asearch", "scoped_hits", "search"]
 
 _NO_EDGES = Edges(frozenset(), frozenset())
-
-
-def _node(hit: Hit, depth: int, path: Path, edges: Edges) -> Node:
-    doc = hit.document
-    return Node(
-        id=doc.id,
-        content=doc.content,
-        depth=depth,
-        similarity_score=float(hit.score) if hit.score is not None else float("nan"),
-        embedding=doc.embedding,
-        metadata=doc.metadata,
-        incoming_edges=edges.incoming,
-        outgoing_edges=edges.outgoing,
-        path=path,
-    )
 
 
 def _check_args(
@@ -158,7 +143,7 @@ async def _search(
             max_concurrency=max_concurrency,
         )
         exp = found.expansion
-        nodes = [_node(h, m.depth, m.path, _edges_of(exp, m)) for h, m in found.hits]
+        nodes = [hit_node(h, m.path, _edges_of(exp, m), m.depth) for h, m in found.hits]
         stats.plan = found.plan
         stats.scope_size = len(exp.members)
         stats.seconds = time.perf_counter() - t0
@@ -168,7 +153,7 @@ async def _search(
         hits = await _rank(rank, rnd, stats, k, order, filter)
         rnd.hop.rows = len(hits)
     stats.seconds = time.perf_counter() - t0
-    return TraversalResult([_node(h, 0, Path((h.id,)), _NO_EDGES) for h in hits], stats)
+    return TraversalResult([hit_node(h, Path((h.id,)), _NO_EDGES) for h in hits], stats)
 
 
 async def _rank(

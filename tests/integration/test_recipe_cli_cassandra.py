@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from typing import Any
@@ -107,7 +108,10 @@ async def test_query_recipe_multihop_returns_the_python_recipes_ids(
     assert got == want and len(got) == overrides.get("select_k", 5)
     ranking = json.loads(q.stdout)["ranking"]  # the traversal's whole pool, then the best k
     assert ranking["recipe"] == "multihop" and ranking["kept"] == len(got)
-    assert len(got) <= ranking["candidates"] <= MULTIHOP.pool_size(len(got))
+    assert MULTIHOP.requery is not None
+    most = MULTIHOP.requery.starts * MULTIHOP.requery.per_start  # the re-query's finds
+    assert 0 <= ranking["searched"] <= most
+    assert len(got) <= ranking["candidates"] <= MULTIHOP.pool_size(len(got)) + most
     if overrides:  # 8 of at most 6 starts: the graph gave the rest
         assert any(n["depth"] == 1 for n in json.loads(q.stdout)["nodes"])
     named = "place1" if "Perth" in question else "none"
@@ -140,8 +144,12 @@ def test_explain_says_how_many_candidates_the_recipe_ranked(
     assert q.returncode == 0, q.stderr
     line = next(x for x in q.stdout.splitlines() if x.startswith("ranking: "))
     shown = q.stdout.split("\n\n")[0].splitlines()[1:]  # the table's rows
-    assert line.startswith(f"ranking: the best {len(shown)} of the traversal's ")
-    assert "(--recipe multihop, hoprag.reranking)" in line
+    said = re.fullmatch(r"ranking: the best (\d+) of (\d+) candidates, the traversal's (\d+) "
+                        r"and the re-query's (\d+) \(--recipe multihop, hoprag.reranking\)",
+                        line)  # fmt: skip
+    assert said is not None, line
+    kept, candidates, traversal, searched = map(int, said.groups())
+    assert kept == len(shown) and candidates == traversal + searched >= kept
 
 
 @pytest.mark.parametrize(

@@ -265,7 +265,8 @@ def test_the_face_check_sees_a_store_imported_through_the_package(tmp_path: Path
 CORE_MODULES = ("hoprag.engine", "hoprag.engine.traversal", "hoprag.engine.rounds",
                 "hoprag.engine.frontier", "hoprag.engine.speculation", "hoprag.stats",
                 "hoprag.scopes", "hoprag.scope_ranking", "hoprag.scope_expansion",
-                "hoprag.search", "hoprag.recipes", "hoprag.reranking", "hoprag.text",
+                "hoprag.search", "hoprag.recipes", "hoprag.reranking", "hoprag.requery",
+                "hoprag.text",
                 "hoprag.integrations",
                 "hoprag.stores.base", "hoprag.strategies")  # fmt: skip
 

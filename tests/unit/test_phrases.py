@@ -10,7 +10,7 @@ from hoprag import Document, Eager, atraverse
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.stores import MemoryStore
-from hoprag.text import link_phrases, phrases_in
+from hoprag.text import link_phrases, names_in, phrases_in
 
 
 def test_phrases_are_runs_of_capitalised_words_in_any_script() -> None:
@@ -30,6 +30,13 @@ def test_punctuation_and_lower_case_words_end_a_phrase_and_single_names_are_not_
     assert phrases_in("Tom and Jerry") == set()  # "and" joins two names, not one
     assert phrases_in("Duke of the Realm") == set()  # one connector at a time
     assert phrases_in("The Blue Lagoon") == phrases_in("at the Blue Lagoon") == {"blue lagoon"}
+
+
+def test_names_are_capitalised_runs_of_one_word_or_more_in_order_of_first_appearance() -> None:
+    text = "He met Stan Lee in Paris. The Bank of England sent Paris a note; Bank of"
+    assert names_in(text) == ["He", "Stan Lee", "Paris", "Bank of England", "Bank"]
+    assert names_in("no capitals here") == [] and names_in("") == []
+    assert names_in("Ørsted met ØRSTED") == ["Ørsted", "ØRSTED"]  # as written, each once
 
 
 def test_only_phrases_shared_by_two_to_max_documents_become_the_field() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from hoprag import Document, atraverse
 from hoprag.documents import Node, Path
-from hoprag.edges import IdEdge, MetadataEdge
+from hoprag.edges import IdEdge, MetadataEdge, SearchEdge
 from hoprag.embeddings import HashEmbedding
 from hoprag.errors import InvalidInputError
 from hoprag.recipes import MULTIHOP, atitles
@@ -86,6 +86,18 @@ def test_a_metadata_edge_is_a_feature_named_by_the_field_it_leads_to() -> None:
     assert row["edge:phrases"] == 1.0 and "edge:$id" not in row
 
 
+def test_a_requery_find_is_a_hop_with_its_search_score_and_edge_feature() -> None:
+    ada, city, gull = _pool()
+    found = _node("tom", "Tom Hale founded a label.",
+                  Path(("ada",)).extend(SearchEdge("founded label tom hale"), "tom"),
+                  sim=0.3, search_score=0.8)  # fmt: skip
+    rows = features(QUESTION, [ada, city, gull, found])
+    assert rows[3]["search_score"] == 0.8 and rows[3]["edge:$search"] == 1.0
+    assert rows[3]["hop"] == 1.0 and rows[3]["parent_relevance"] == 0.9
+    assert rows[3]["path_score"] == 0.0  # no traversal scored it
+    assert all(r["search_score"] == 0.0 and "edge:$search" not in r for r in rows[:3])
+
+
 def test_a_question_without_terms_and_a_missing_similarity_give_finite_features() -> None:
     pool = _pool()
     pool[0].similarity_score = math.nan
@@ -126,7 +138,7 @@ def test_the_multihop_recipe_ranks_with_known_features_only() -> None:
     ranking = MULTIHOP.ranking
     assert ranking is not None and ranking.pool >= 5
     names = {name for name, _ in ranking.weights}
-    assert names <= {*FEATURES, "edge:$id", "edge:mentions", "edge:phrases"}
+    assert names <= {*FEATURES, "edge:$id", "edge:mentions", "edge:phrases", "edge:$search"}
     assert hash(MULTIHOP) == hash(dataclasses.replace(MULTIHOP))
 
 
@@ -143,7 +155,7 @@ def _docs() -> list[Document]:
     ]
 
 
-async def test_aretrieve_is_the_traversal_of_the_ranking_pool_then_the_ranking() -> None:
+async def test_aretrieve_ranks_the_pool_of_the_traversal_and_the_requery() -> None:
     store = MemoryStore(HashEmbedding(16))
     await store.aadd(_docs())
     question = "Who founded the label that signed Ada Wren?"
@@ -152,16 +164,28 @@ async def test_aretrieve_is_the_traversal_of_the_ranking_pool_then_the_ranking()
     pool = await atraverse(question, store=store, edges=list(MULTIHOP.edges),
                            strategy=MULTIHOP.strategy(select_k=MULTIHOP.pool_size(3)),
                            initial_root_ids=roots)  # fmt: skip
+    found = await MULTIHOP.arequery(question, pool, store=store, edges=list(MULTIHOP.edges))
     assert MULTIHOP.ranking is not None
-    want = MULTIHOP.ranking.rank(question, list(pool), roots, k=3)
+    want = MULTIHOP.ranking.rank(question, [*pool, *found], roots, k=3)
     assert [n.id for n in got] == [n.id for n in want] and len(got) == 3
     assert all("_rank_score" in n.extra_metadata for n in got)
-    plain = dataclasses.replace(MULTIHOP, ranking=None)
+    plain = dataclasses.replace(MULTIHOP, ranking=None, requery=None)
     by_path = await plain.aretrieve(question, store=store, k=3)
     first3 = await atraverse(question, store=store, edges=list(MULTIHOP.edges),
                              strategy=MULTIHOP.strategy(select_k=3),
                              initial_root_ids=roots)  # fmt: skip
     assert [n.id for n in by_path] == [n.id for n in first3]
+
+
+async def test_apool_holds_the_traversal_then_the_requery_finds_with_the_run_stats() -> None:
+    store = MemoryStore(HashEmbedding(16))
+    await store.aadd(_docs())
+    question = "Which city did the singer signed by Gull Records live in?"
+    pool = await MULTIHOP.apool(question, store=store, k=2)
+    searched = [n for n in pool.nodes if n.path.edges and isinstance(n.path.edges[-1], SearchEdge)]
+    plain = await dataclasses.replace(MULTIHOP, requery=None).apool(question, store=store, k=2)
+    assert [n.id for n in pool.nodes] == [*(n.id for n in plain.nodes), *(n.id for n in searched)]
+    assert pool.k == 2 and pool.roots == plain.roots and pool.stats.rounds == plain.stats.rounds
 
 
 @pytest.mark.parametrize("k", [0, -1, 1001, "5", True])
@@ -183,4 +207,7 @@ async def test_aretrieve_follows_the_edges_given_even_none() -> None:
     store = MemoryStore(HashEmbedding(16))
     await store.aadd(_docs())
     got = await MULTIHOP.aretrieve("Ada Wren", store=store, k=5, edges=[])
-    assert got and all(n.depth == 0 for n in got)  # no edges: starts only
+    # No edges: the starts, and the documents the re-query found from them.
+    assert got and all(n.depth == 0 or isinstance(n.path.edges[-1], SearchEdge) for n in got)
+    plain = dataclasses.replace(MULTIHOP, requery=None)
+    assert all(n.depth == 0 for n in await plain.aretrieve("Ada Wren", store=store, k=5, edges=[]))

@@ -8,7 +8,7 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hoprag.cli.common import CliError, clip, make_embedding, open_session, warm_up
 from hoprag.cli.options import filter_arg, make_strategy, parse_edges_arg
@@ -17,6 +17,9 @@ from hoprag.strategies import Strategy
 from hoprag.sync import run_sync
 from hoprag.termsafe import safe, safe_json
 from hoprag.validation import check_ids
+
+if TYPE_CHECKING:
+    from hoprag.recipes import Recipe
 
 # --- query ------------------------------------------------------------------------------------
 
@@ -127,7 +130,8 @@ def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) 
         doc = {"query": args.text, "nodes": [node_row(n) for n in nodes],
                "stats": dataclasses.asdict(stats)}  # fmt: skip
         if ranked is not None:
-            doc["ranking"] = {"recipe": args.recipe, "candidates": ranked, "kept": len(nodes)}
+            doc["ranking"] = {"recipe": args.recipe, "candidates": sum(ranked),
+                              "searched": ranked[1], "kept": len(nodes)}  # fmt: skip
         sys.stdout.write(safe_json(doc) + "\n")
         return
     if not args.stream:
@@ -136,7 +140,8 @@ def print_query_result(args: argparse.Namespace, nodes: list[Node], stats: Any) 
         print()
         print(stats.explain())
         if ranked is not None:
-            print(f"ranking: the best {len(nodes)} of the traversal's {ranked} candidates "
+            print(f"ranking: the best {len(nodes)} of {sum(ranked)} candidates, the "
+                  f"traversal's {ranked[0]} and the re-query's {ranked[1]} "
                   f"(--recipe {args.recipe}, hoprag.reranking)")  # fmt: skip
 
 
@@ -230,6 +235,22 @@ def ranked_recipe(args: argparse.Namespace) -> Any:
     return named if named is not None and named.ranking is not None else None
 
 
+async def rank_recipe_pool(
+    args: argparse.Namespace,
+    ranked: Recipe,
+    store: Any,
+    nodes: list[Node],
+    edges: Any,
+    flt: Any,
+    k: int,
+) -> list[Node]:
+    """The recipe's `k` best of the traversal's `nodes` and its re-query's finds
+    (`Recipe.arequery`, `Recipe.rank`); the pool's counts kept in `args.ranked`."""
+    found = await ranked.arequery(args.text, nodes, store=store, edges=edges, filter=flt)
+    args.ranked = (len(nodes), len(found))
+    return ranked.rank(args.text, [*nodes, *found], args.root or (), k)
+
+
 def check_query_args(args: argparse.Namespace) -> tuple[Any, Any, Strategy]:
     """Check every argument of `hoprag query` that needs no node (names, edges, filter,
     roots, strategy and its options, output flags): the edge function, filter and strategy."""
@@ -307,8 +328,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             strategy = dataclasses.replace(strategy, select_k=ranked.pool_size(k))
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         if ranked is not None:
-            args.ranked = len(nodes)
-            nodes = ranked.rank(args.text, nodes, args.root or (), k)
+            nodes = run_sync(rank_recipe_pool, args, ranked, store, nodes, edges, flt, k)
         run_sync(check_edge_fields, args, store, stats)
         print_query_result(args, nodes, stats)
         if args.html is not None:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import anyio
 
 from hoprag import telemetry
-from hoprag.documents import Document, Node, Path
+from hoprag.documents import Node, Path
 from hoprag.edges import (
     ID_FIELD,
     Edge,
@@ -45,7 +45,7 @@ from hoprag.engine.speculation import Speculation, check_speculation, plan_for
 from hoprag.errors import TraversalTimeoutError, invalid
 from hoprag.filters import Filter
 from hoprag.stats import HopStats, TraversalResult, TraversalStats
-from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store
+from hoprag.stores.base import DEFAULT_MAX_CONCURRENCY, Hit, PreparedQuery, Store, hit_node
 from hoprag.strategies.base import RunState, Strategy, shown_number
 from hoprag.sync import run_sync
 from hoprag.validation import check_ids, check_int
@@ -207,19 +207,8 @@ class _Run:
             self.lexical = LexicalStart(query, query_text, strategy.lexical_k, depth)
 
     def _node(self, hit: Hit, path: Path, edges: Edges) -> Node:
-        doc: Document = hit.document
-        self.held_fields.update(doc.metadata)
-        return Node(
-            id=doc.id,
-            content=doc.content,
-            depth=len(path.nodes) - 1,
-            similarity_score=float(hit.score) if hit.score is not None else float("nan"),
-            embedding=doc.embedding,
-            metadata=doc.metadata,
-            incoming_edges=edges.incoming,
-            outgoing_edges=edges.outgoing,
-            path=path,
-        )
+        self.held_fields.update(hit.document.metadata)
+        return hit_node(hit, path, edges)
 
     # -- hop 0 ------------------------------------------------------------------------------
 

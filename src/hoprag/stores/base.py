@@ -31,8 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
-from hoprag.documents import Document
-from hoprag.edges import MetadataEdge
+from hoprag.documents import Document, Node, Path
+from hoprag.edges import Edges, MetadataEdge
 from hoprag.errors import InvalidInputError, invalid, one_error
 from hoprag.filters import (
     CompiledFilter,
@@ -77,6 +77,23 @@ class Hit:
         """The document's id. A store's own Hit type may give it without decoding the
         document, so the coordinator uses it to merge and drop hits."""
         return self.document.id
+
+
+def hit_node(hit: Hit, path: Path, edges: Edges, depth: int | None = None) -> Node:
+    """The node of a hit reached by `path` (at `depth`, default the path's), with the
+    document's `edges`; its similarity NaN when the hit has no score."""
+    doc = hit.document
+    return Node(
+        id=doc.id,
+        content=doc.content,
+        depth=path.depth if depth is None else depth,
+        similarity_score=float(hit.score) if hit.score is not None else float("nan"),
+        embedding=doc.embedding,
+        metadata=doc.metadata,
+        incoming_edges=edges.incoming,
+        outgoing_edges=edges.outgoing,
+        path=path,
+    )
 
 
 def by_score(hits: Iterable[Hit]) -> list[Hit]:
@@ -179,14 +196,21 @@ class PreparedQuery(Protocol):
         return FilterPlan(1, tuple(dict.fromkeys(map(condition_label, self.filter.conditions))))
 
     async def alexical(
-        self, text: str, *, k: int, filtered_statistics: bool = False
+        self,
+        text: str,
+        *,
+        k: int,
+        filtered_statistics: bool = False,
+        max_holders: int | None = None,
     ) -> Sequence[LexicalHit]:
         """The `k` documents passing the filter that BM25 over their content ranks best for
         `text`, best first (`hoprag.lexical`: one tokenizer for every store). BM25's
         statistics are the whole store's, or with `filtered_statistics` (a store view's
         search) those of the documents passing the filter that hold a query term
         (`hoprag.lexical.bm25_among`), so that no score depends on a document the filter
-        refuses. This default says the store has no lexical index."""
+        refuses. With `max_holders`, a query term held by more documents of those statistics
+        counts for nothing (`hoprag.lexical.check_max_holders`). This default says the store
+        has no lexical index."""
         raise InvalidInputError(
             f"{type(self).__name__} has no lexical index: lexical starts (a strategy's "
             "lexical_k) need a store that keeps one (MemoryStore, or a CassandraStore made "

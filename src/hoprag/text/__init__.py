@@ -8,7 +8,8 @@
   (`hoprag.text.linking`): edges from the titles a text mentions, and the documents a
   question names.
 * `phrases_in`, `link_phrases` (`hoprag.text.phrases`): edges from rare capitalised phrases
-  that a few documents share.
+  that a few documents share; `names_in`, every capitalised run, for a search that follows
+  up a passage's names (`hoprag.requery`).
 * `chunk_documents`, `chunk_text`, `STRUCTURE_EDGES` (`hoprag.text.chunking`): long texts as
   passages an embedder reads whole, with `parent`, `prev` and `next` fields to follow.
 
@@ -27,7 +28,7 @@ from hoprag.text.linking import (
     link_documents,
 )
 from hoprag.text.normalisation import normalise
-from hoprag.text.phrases import link_phrases, phrases_in
+from hoprag.text.phrases import link_phrases, names_in, phrases_in
 from hoprag.text.tokens import MAX_TERM_BYTES, STOPWORDS, tokenize
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "document_titles",
     "link_documents",
     "link_phrases",
+    "names_in",
     "normalise",
     "phrases_in",
     "tokenize",

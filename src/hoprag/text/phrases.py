@@ -31,15 +31,30 @@ _WORD = re.compile(r"[^\W_][\w'’\-]*")
 
 def phrases_in(text: str) -> set[str]:
     """The capitalised multi-word phrases of `text`, normalised (see the module docstring)."""
-    found: set[str] = set()
+    return {normalise(" ".join(run)) for run in _names(text) if _capitalised(run) >= 2}
+
+
+def names_in(text: str) -> list[str]:
+    """The capitalised runs of `text` of one capitalised word or more ("Paris", "Bank of
+    England"), trimmed as phrases are, as written (not normalised), each once, in order of
+    first appearance. Unlike phrases, single words count: a sentence's first word is one."""
+    return list(dict.fromkeys(" ".join(run) for run in _names(text)))
+
+
+def _names(text: str) -> Iterator[list[str]]:
+    """The capitalised runs of `text` without a trailing connector (no part of a name) nor a
+    leading one ("The Beatles"), the empty ones left out."""
     for run in _runs(text):
-        while run and not run[-1][0].isupper():  # a trailing connector is no part of it
+        while run and not run[-1][0].isupper():
             run.pop()
-        if run and run[0].lower() in CONNECTORS:  # nor a leading one ("The Beatles")
+        if run and run[0].lower() in CONNECTORS:
             run = run[1:]
-        if sum(1 for w in run if w[0].isupper()) >= 2:
-            found.add(normalise(" ".join(run)))
-    return found
+        if run:
+            yield run
+
+
+def _capitalised(run: list[str]) -> int:
+    return sum(1 for w in run if w[0].isupper())
 
 
 def _runs(text: str) -> Iterator[list[str]]:
@@ -72,7 +87,7 @@ def link_phrases(
         raise invalid("field", field, "a metadata field name (not starting with '$')")
     if isinstance(max_documents, bool) or not isinstance(max_documents, int) or max_documents < 2:
         raise invalid("max_documents", max_documents, "an int of at least 2")
-    found = [phrases_in(_body(d.content)) for d in documents]
+    found = [phrases_in(content_body(d.content)) for d in documents]
     holders: dict[str, int] = {}
     for phrases in found:
         for p in phrases:
@@ -87,7 +102,7 @@ def _shared(phrases: Iterable[str], holders: dict[str, int], most: int) -> list[
     return sorted(p for p in phrases if 2 <= holders[p] <= most)
 
 
-def _body(content: str) -> str:
+def content_body(content: str) -> str:
     """The content without its first line when it has more than one (the title)."""
     head, sep, rest = content.partition("\n")
     return rest if sep else head
