@@ -31,17 +31,18 @@ class LexicalSearch:
         self.limiter = limiter
 
     async def postings(
-        self, query: Counter[str], *, counters: bool
+        self, query: Counter[str], *, counters: bool, limit: int | None = None
     ) -> tuple[tuple[int, int], dict[str, list[Posting]]]:
         """The table's counters (documents, total length; (0, 0) unless `counters`) and each
-        query term's postings: one read each, in one burst."""
+        query term's postings (at most `limit` rows of each): one read each, in one burst."""
         layout = self.layout
         terms = list(query)
         calls: list[Call] = []
         if counters:
             calls.append((lexicon.stats_query(layout.keyspace), [layout.table]))
-        postings = lexicon.postings_query(layout.keyspace)
-        calls += [(postings, [layout.table, t]) for t in terms]
+        postings = lexicon.postings_query(layout.keyspace, limited=limit is not None)
+        bound = [] if limit is None else [limit]
+        calls += [(postings, [layout.table, t, *bound]) for t in terms]
         pages = await self.executor.burst(calls, "lexical search", self.limiter)
         stats = pages.pop(0) if counters else []
         held = {
@@ -53,9 +54,11 @@ class LexicalSearch:
         self, query: Counter[str], k: int, get: Get, max_holders: int | None = None
     ) -> list[LexicalHit]:
         """The `k` best documents for `query` that `get` returns, by BM25 with the table's
-        statistics (terms held by more than `max_holders` left out): every holder ranked,
-        then read by id in rank order until `k` pass."""
-        (documents, length), held = await self.postings(query, counters=True)
+        statistics (terms held by more than `max_holders` left out: of each, one row more than
+        that is read, enough to know): every holder ranked, then read by id in rank order
+        until `k` pass."""
+        limit = None if max_holders is None else max_holders + 1
+        (documents, length), held = await self.postings(query, counters=True, limit=limit)
         totals = bm25_totals(query, held.__getitem__, documents, length, max_holders=max_holders)
         ranked = best(totals, len(totals))
         found: list[LexicalHit] = []

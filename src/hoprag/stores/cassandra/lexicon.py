@@ -137,10 +137,12 @@ def stats_update(keyspace: str) -> str:
     )
 
 
-def postings_query(keyspace: str) -> str:
-    """A term's postings (bound: the table's name, the term)."""
+def postings_query(keyspace: str, *, limited: bool = False) -> str:
+    """A term's postings (bound: the table's name, the term and, `limited`, how many rows at
+    most)."""
     return (
         f"SELECT id, tf, length FROM {keyspace}.{POSTINGS_TABLE} WHERE table_name = ? AND term = ?"
+        + (" LIMIT ?" if limited else "")
     )
 
 

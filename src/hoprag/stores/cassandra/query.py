@@ -465,7 +465,8 @@ class CassandraQuery(PreparedQuery):
         """`Store`'s lexical search (`lexicon.py`: one burst of the table's counters and each
         term's postings, BM25 computed as MemoryStore does, then read by id in rank order
         until `k` pass the filter; with `filtered_statistics`, every holder of a query term
-        read by id for `bm25_among`). A term cut by `max_holders` is read all the same."""
+        read by id for `bm25_among`). With `max_holders`, a term's postings are read to one row
+        beyond it (in full with `filtered_statistics`)."""
         k, text, most = check_k(k), check_lexical_text(text), check_max_holders(max_holders)
         if not self._layout.lexical:
             raise lexicon.no_lexical_index(self._layout.fq)
