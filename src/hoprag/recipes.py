@@ -103,9 +103,11 @@ class Recipe:
         settings: Mapping[str, Any] | None = None,
         **traverse: Any,
     ) -> Pool:
-        """The candidates `rank` chooses `k` from (`aretrieve`'s arguments): roots named by
-        the question, the traversal admitting `pool_size(k)`, then the re-query's
-        finds (`requery`), with the run's stats."""
+        """The candidates `rank` chooses `k` from: roots named by the question (`titles`, built
+        from `store` when not given), the traversal over `edges` (default: the recipe's) with
+        its Beam (`settings` override them, as `strategy` takes them) admitting
+        `pool_size(k)`, then the re-query's finds (`requery`), with the run's stats.
+        `traverse` goes to `atraverse` (`query_embedding`, `filter`, ...)."""
         from hoprag.embeddings.base import aembed_query_vector
         from hoprag.engine.traversal import atraverse
 
@@ -153,25 +155,12 @@ class Recipe:
         query = await store.aprepare(vector, filter, include_embeddings=False)
         return await self.requery.arequery(question, nodes, query, parse_edges(edges))
 
-    async def aretrieve(
-        self,
-        question: str,
-        *,
-        store: Any,
-        k: int | None = None,
-        titles: TitleLinker | None = None,
-        edges: Sequence[Any] | None = None,
-        settings: Mapping[str, Any] | None = None,
-        **traverse: Any,
-    ) -> list[Node]:
+    async def aretrieve(self, question: str, **arguments: Any) -> list[Node]:
         """The recipe's `k` documents for `question` (default: its `select_k`), best first:
-        roots named by the question (`titles`, built from `store` when not given), the
-        traversal over `edges` (default: the recipe's) with its Beam (`settings` override
-        them, as `strategy` takes them) admitting the ranking's pool, the re-query's
-        finds, then the ranking. `traverse` goes to `atraverse` (`query_embedding`,
-        `filter`, ...)."""
-        pool = await self.apool(question, store=store, k=k, titles=titles, edges=edges,
-                                settings=settings, **traverse)  # fmt: skip
+        `apool`'s candidates for the same `arguments` (`store`, `k`, `titles`, `edges`,
+        `settings` and `atraverse`'s own: `query_embedding`, `filter`, ...), then the
+        ranking (`rank`)."""
+        pool = await self.apool(question, **arguments)
         return self.rank(question, pool.nodes, pool.roots, pool.k)
 
     def retrieve(self, question: str, **kwargs: Any) -> list[Node]:
