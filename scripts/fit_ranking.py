@@ -15,8 +15,9 @@ both ways; features standardised, L2 penalty 1/C, solved by Newton's method), ea
 weighing the same within its data set and MuSiQue's questions `--musique-weight` times
 2Wiki's; divided by the standardisation's scales, they rank raw features. `--cv` prints
 instead the 5-fold cross-validated recall@5 of each setting of a small grid (folds by
-question, training questions only), the way the recipe's C and MuSiQue weight were chosen
-(docs/quality.md)."""
+question, training questions only), the way the recipe's C and MuSiQue weight were chosen;
+with `--requery STARTS,PER_START,MAX_HOLDERS`, over the pools of that re-query setting, the
+way the recipe's was chosen (docs/quality.md)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ from hoprag.embeddings.base import aembed_query
 from hoprag.evaluation import load_2wiki, load_musique
 from hoprag.evaluation.methods import passage_documents
 from hoprag.evaluation.run import sample_questions
-from hoprag.recipes import MULTIHOP, atitles
+from hoprag.recipes import MULTIHOP, Recipe, atitles
+from hoprag.requery import Requery
 from hoprag.reranking import FEATURES, features
 from hoprag.stores import MemoryStore
 
@@ -53,7 +55,9 @@ class Question:
     golds: int
 
 
-async def _questions(name: str, evalset: Any, asked: list[Any], embedding: Any) -> list[Question]:
+async def _questions(
+    name: str, evalset: Any, asked: list[Any], embedding: Any, recipe: Recipe
+) -> list[Question]:
     """Each asked question's candidate pool from the recipe's traversal, with features."""
     docs, _ = passage_documents(evalset.passages)
     store = MemoryStore(embedding)
@@ -62,7 +66,7 @@ async def _questions(name: str, evalset: Any, asked: list[Any], embedding: Any) 
     out = []
     for i, q in enumerate(asked, 1):
         vec = await aembed_query(embedding, q.text)
-        pool = await MULTIHOP.apool(q.text, store=store, k=POOL, titles=titles,
+        pool = await recipe.apool(q.text, store=store, k=POOL, titles=titles,
                                     query_embedding=vec)  # fmt: skip
         nodes, roots = pool.nodes, pool.roots
         rows = features(q.text, nodes, roots)
@@ -76,8 +80,9 @@ async def _questions(name: str, evalset: Any, asked: list[Any], embedding: Any) 
     return out
 
 
-def training_questions(data: Path, embedding: Any) -> list[Question]:
-    """MuSiQue `train` and 2Wiki's questions outside the reported sample, with features."""
+def training_questions(data: Path, embedding: Any, recipe: Recipe = MULTIHOP) -> list[Question]:
+    """MuSiQue `train` and 2Wiki's questions outside the reported sample, with the features
+    of `recipe`'s pools."""
     # The corpus is every MuSiQue file's paragraphs, as `hoprag eval` holds it; the questions
     # are the train file's.
     musique = load_musique(sorted(data.glob("musique*.json*")))
@@ -88,8 +93,8 @@ def training_questions(data: Path, embedding: Any) -> list[Question]:
     reported = {q.id for q in sample_questions(wiki.questions, count=500, seed=0)}
     rest = [q for q in wiki.questions if q.id not in reported]
     asked = [q for q in musique.questions if q.id in train]
-    found = asyncio.run(_questions("musique", musique, asked, embedding))
-    return found + asyncio.run(_questions("2wiki", wiki, rest, embedding))
+    found = asyncio.run(_questions("musique", musique, asked, embedding, recipe))
+    return found + asyncio.run(_questions("2wiki", wiki, rest, embedding, recipe))
 
 
 def _pairs(qs: list[Question], weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -155,11 +160,18 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, type=Path, help="the directory of the data files")
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 penalty (default 1)")
-    ap.add_argument("--musique-weight", type=float, default=3.0,
+    ap.add_argument("--musique-weight", type=float, default=1.0,
                     help="a MuSiQue question's weight against a 2Wiki one's")  # fmt: skip
     ap.add_argument("--cv", action="store_true", help="cross-validate a grid instead")
+    ap.add_argument("--requery", metavar="STARTS,PER_START,MAX_HOLDERS",
+                    help="another re-query setting's pools (default: the recipe's)")  # fmt: skip
     args = ap.parse_args(argv)
-    qs = training_questions(args.data, make_embedding("minilm"))
+    recipe = MULTIHOP
+    if args.requery:
+        starts, per_start, most = (int(x) for x in args.requery.split(","))
+        requery = Requery(starts=starts, per_start=per_start, max_holders=most)
+        recipe = dataclasses.replace(MULTIHOP, requery=requery)
+    qs = training_questions(args.data, make_embedding("minilm"), recipe)
     if args.cv:
         for c in (0.01, 0.1, 1.0):
             for mw in (1.0, 3.0, 10.0):
