@@ -14,9 +14,11 @@ whose titles the question names, up to 3 (`question_roots`; `Recipe.roots` finds
 `hoprag.text.TitleLinker` over the corpus's titles, passed to `atraverse` as
 `initial_root_ids`; `atitles(store)` builds it from a store's documents, as `hoprag eval` and
 `hoprag query --recipe` do): a question's own entities are often the first hop's pages. The
-traversal admits every candidate it finds, and a ranking fitted on training questions
-(`ranking`, `hoprag.reranking.LinearRanking`) chooses the answer among them by what each adds
-to the passage it is read with. `MULTIHOP.aretrieve(question, store=...)` runs all of it."""
+traversal admits every candidate it finds; a BM25 search from each of its 2 best starts adds
+2 more (`requery`, `hoprag.requery.Requery`: the question's terms a start lacks and its rare
+names, for bridges no title names); and a ranking fitted on training questions (`ranking`,
+`hoprag.reranking.LinearRanking`) chooses the answer among them by what each adds to the
+passage it is read with. `MULTIHOP.aretrieve(question, store=...)` runs all of it."""
 
 from __future__ import annotations
 
@@ -185,7 +187,7 @@ MULTIHOP = Recipe(
         "edge_weights": {"mentions": 0.8, "phrases": 0.7},
     },
     question_roots=3,
-    requery=Requery(starts=2, per_start=2, max_holders=50),
+    requery=Requery(starts=2, per_start=2, max_holders=50, search_k=12),
     # Fitted by scripts/fit_ranking.py (C 1, MuSiQue weight 1: the best mean recall@5 of MuSiQue
     # train and 2Wiki's non-sample questions under 5-fold cross-validation) on those questions
     # only; docs/quality.md, "The ranking".

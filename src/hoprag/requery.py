@@ -66,7 +66,7 @@ class Requery:
 
     starts: int = 2
     per_start: int = 2
-    max_holders: int = 30
+    max_holders: int = 50
     search_k: int = 12
 
     def __post_init__(self) -> None:
@@ -82,10 +82,10 @@ class Requery:
         query: PreparedQuery,
         edges_of: Any = None,
     ) -> list[Node]:
-        """The nodes found by the re-queryes from `nodes`' best starts, in the order
-        of their starts then of their BM25 rank, none already among `nodes`; each search runs
-        through `query` (the run's prepared query: its filter and similarity). `edges_of`
-        (the run's edge function) gives each found document its edges."""
+        """The nodes the searches from `nodes`' best starts find, in the order of their starts
+        then of their BM25 rank, none already among `nodes`; each search runs through `query`
+        (the run's prepared query: its filter and similarity). `edges_of` (the run's edge
+        function) gives each found document its edges."""
         starts = sorted((n for n in nodes if n.depth == 0), key=_path_score, reverse=True)
         chosen = starts[: self.starts]
         texts = [requery_text(question, start.content) for start in chosen]
