@@ -109,7 +109,8 @@ async def run_traversal(
 
     live = args.stream and not args.json
     stream = astream(args.text, store=store, edges=edges, strategy=strategy, filter=flt,
-                     initial_root_ids=args.root or (), speculation=args.speculation)  # fmt: skip
+                     initial_root_ids=args.root or (), speculation=args.speculation,
+                     query_embedding=getattr(args, "vector", None))  # fmt: skip
     nodes = []
     if live:
         print("id  depth  score  path (as admitted)", flush=True)
@@ -246,7 +247,8 @@ async def rank_recipe_pool(
 ) -> list[Node]:
     """The recipe's `k` best of the traversal's `nodes` and its re-query's finds
     (`Recipe.arequery`, `Recipe.rank`); the pool's counts kept in `args.ranked`."""
-    found = await ranked.arequery(args.text, nodes, store=store, edges=edges, filter=flt)
+    found = await ranked.arequery(args.text, nodes, store=store, edges=edges, filter=flt,
+                                  query_embedding=getattr(args, "vector", None))  # fmt: skip
     args.ranked = (len(nodes), len(found))
     return ranked.rank(args.text, [*nodes, *found], args.root or (), k)
 
@@ -315,6 +317,8 @@ async def check_edge_fields(args: argparse.Namespace, store: Any, stats: Any) ->
 def cmd_query(args: argparse.Namespace) -> int:
     """`hoprag query`: check every argument, connect, load the embedding model (saying so on
     stderr), traverse, print."""
+    from hoprag.embeddings.base import aembed_query_vector
+
     edges, flt, strategy = check_query_args(args)  # before connecting
     embedding = make_embedding(args.embedding) if args.embedding else None
     session = open_session(args)
@@ -326,6 +330,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         k = strategy.select_k
         if ranked is not None:  # the traversal admits the ranking's whole pool
             strategy = dataclasses.replace(strategy, select_k=ranked.pool_size(k))
+            # embedded once for the traversal and the re-query
+            args.vector = run_sync(aembed_query_vector, store.embedding, args.text)
         nodes, stats = run_sync(run_traversal, args, store, strategy, edges, flt)
         if ranked is not None:
             nodes = run_sync(rank_recipe_pool, args, ranked, store, nodes, edges, flt, k)
