@@ -82,3 +82,10 @@ class Node:
     outgoing_edges: frozenset[Edge]
     path: Path
     extra_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def known_similarity(node: Node) -> float:
+    """`node`'s similarity score, or -1.0 (the lowest cosine) when it has none or it is not
+    finite: how Beam and the ranking read it."""
+    s = node.similarity_score
+    return float(s) if s is not None and math.isfinite(s) else -1.0

@@ -196,6 +196,18 @@ def edge_sort_key(edge: Edge) -> tuple[int, str, str]:
     return (2, type(edge).__name__, repr(edge))
 
 
+SEARCH_FIELD = "$search"
+"""What `target_field` names a re-query's `SearchEdge` by."""
+
+
+def target_field(edge: Edge) -> str:
+    """The field `edge` leads to, as Beam's `edge_weights` and the ranking's `edge:` features
+    name it: a metadata edge's field, `$id` for an id edge, `$search` for a re-query's."""
+    if isinstance(edge, MetadataEdge):
+        return edge.incoming_field
+    return SEARCH_FIELD if isinstance(edge, SearchEdge) else ID_FIELD
+
+
 @dataclass(frozen=True, slots=True)
 class Edges:
     """A document's edges: `incoming` are the edges that lead to it, `outgoing` the edges it

@@ -35,8 +35,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hoprag.documents import Node
-from hoprag.edges import Edge, MetadataEdge, SearchEdge
+from hoprag.documents import Node, known_similarity
+from hoprag.edges import target_field
 from hoprag.errors import invalid
 from hoprag.lexical import tokenize
 from hoprag.validation import check_int
@@ -64,22 +64,9 @@ FEATURES = (
 EDGE_PREFIX = "edge:"
 
 
-def _field(edge: Edge) -> str:
-    """The field an edge leads to (`$id` for an id edge, as Beam's `edge_weights` key it;
-    `$search` for a re-query's)."""
-    if isinstance(edge, MetadataEdge):
-        return edge.incoming_field
-    return "$search" if isinstance(edge, SearchEdge) else "$id"
-
-
 def _score(node: Node, key: str) -> float:
     value = node.extra_metadata.get(key)
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
-
-
-def _similarity(node: Node) -> float:
-    s = node.similarity_score
-    return float(s) if s is not None and math.isfinite(s) else -1.0
 
 
 class _Pool:
@@ -126,7 +113,7 @@ def features(
             "coverage": pool.share(held),
             "residual": pool.share(held - ref_held),
             "union": pool.share(held | ref_held),
-            "similarity": _similarity(node),
+            "similarity": known_similarity(node),
             "hop": float(node.depth > 0),
             "root": float(node.id in roots),
             "parent_relevance": _score(parent, "_relevance") if parent is not None else 0.0,
@@ -137,7 +124,7 @@ def features(
         if node.depth > 0:
             for name in ("coverage", "residual", "union", "similarity"):
                 row["hop_" + name] = row[name]
-            row[EDGE_PREFIX + _field(node.path.edges[-1])] = 1.0
+            row[EDGE_PREFIX + target_field(node.path.edges[-1])] = 1.0
         out.append(row)
     return out
 

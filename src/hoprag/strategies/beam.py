@@ -45,8 +45,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from hoprag.documents import Node, Path
-from hoprag.edges import MISSING, Edge, MetadataEdge, edge_sort_key, nested_get
+from hoprag.documents import Node, Path, known_similarity
+from hoprag.edges import MISSING, Edge, edge_sort_key, nested_get, target_field
 from hoprag.errors import InvalidInputError
 from hoprag.strategies.base import RunState, Strategy, _check_int
 from hoprag.strategies.signals import Signal, SignalContext
@@ -91,21 +91,12 @@ def _check_number(name: str, value: Any, *, low: float, high: float, high_open: 
     return float(value)
 
 
-def _sim(node: Node) -> float:
-    s = node.similarity_score
-    return float(s) if s is not None and math.isfinite(s) else -1.0
-
-
 def _types(value: Any) -> frozenset[str]:
     if isinstance(value, str):
         return frozenset((value,))
     if isinstance(value, list | tuple | set | frozenset):
         return frozenset(v for v in value if isinstance(v, str))
     return frozenset()
-
-
-ID_FIELD = "$id"
-"""The `edge_weights` key of id edges (edges to the document with a given id)."""
 
 
 def _check_edge_weights(weights: Any) -> dict[str, float]:
@@ -278,12 +269,11 @@ class _BeamRun(RunState):
 
     def _relevance_via(self, node: Node, parent: Node, edge: Edge) -> float:
         decay = self.strategy.decay
-        rel = (1.0 - decay) * _sim(node) + decay * self._relevance[parent.id]
+        rel = (1.0 - decay) * known_similarity(node) + decay * self._relevance[parent.id]
         return self._edge_weight(edge) * rel
 
     def _edge_weight(self, edge: Edge) -> float:
-        field = edge.incoming_field if isinstance(edge, MetadataEdge) else ID_FIELD
-        return self._edge_weights.get(field, 1.0)
+        return self._edge_weights.get(target_field(edge), 1.0)
 
     # -- one hop ---------------------------------------------------------------------------
 
@@ -291,7 +281,7 @@ class _BeamRun(RunState):
         prune = self._prune
         kept = [n for n in nodes if prune is None or prune.node is None or not prune.node(n)]
         self._note("pruned_nodes", len(nodes) - len(kept))
-        sims = [_sim(n) for n in kept]
+        sims = [known_similarity(n) for n in kept]
         lo, hi = min(sims, default=0.0), max(sims, default=0.0)
         lexical = [float(n.extra_metadata.get("_lexical_score", 0.0)) for n in kept]
         top = max(lexical, default=0.0)
