@@ -32,6 +32,7 @@ import numpy as np
 
 from hoprag.cli.common import make_embedding
 from hoprag.embeddings.base import aembed_query
+from hoprag.errors import InvalidInputError
 from hoprag.evaluation import load_2wiki, load_musique
 from hoprag.evaluation.methods import passage_documents
 from hoprag.evaluation.run import sample_questions
@@ -168,8 +169,14 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     recipe = MULTIHOP
     if args.requery:
-        starts, per_start, most = (int(x) for x in args.requery.split(","))
-        requery = Requery(starts=starts, per_start=per_start, max_holders=most)
+        parts = args.requery.split(",")
+        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+            ap.error(f"--requery: {args.requery!r} is not three ints STARTS,PER_START,MAX_HOLDERS")
+        starts, per_start, most = (int(p) for p in parts)
+        try:
+            requery = Requery(starts=starts, per_start=per_start, max_holders=most)
+        except InvalidInputError as e:
+            ap.error(f"--requery: {e}")
         recipe = dataclasses.replace(MULTIHOP, requery=requery)
     qs = training_questions(args.data, make_embedding("minilm"), recipe)
     if args.cv:
